@@ -1,0 +1,12 @@
+"""Errors that the CLI turns into one clear line and a non-zero exit."""
+
+
+class UserError(Exception):
+    """Bad input from a user: a flag, a file, a trace, a scenario.
+
+    The message must name what is wrong and where (file and line when there is one).
+    """
+
+
+class ToolMissingError(UserError):
+    """An external program the command needs (e.g. ffmpeg) is not installed."""
