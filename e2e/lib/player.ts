@@ -1,0 +1,40 @@
+import type { Page } from '@playwright/test';
+
+/** The player's `window.pccstream.metrics()` contract (see README). */
+export interface PlayerMetrics {
+  bufferingRatio: number;
+  startupDelayMs: number;
+  stallCount: number;
+  stallSeconds: number;
+  playSeconds: number;
+  meanBitrateKbps: number;
+  bitrateSwitches: number;
+  segments: Array<{ index: number; rendition: number; bytes: number; downloadMs: number; throughputKbps: number }>;
+  ended: boolean;
+  error: string | null;
+}
+
+export async function metrics(page: Page): Promise<PlayerMetrics> {
+  return page.evaluate(() => (window as unknown as { pccstream: { metrics(): PlayerMetrics } }).pccstream.metrics());
+}
+
+/** Waits until playback ended (or failed), polling the metrics contract. */
+export async function playToEnd(page: Page, timeoutMs: number): Promise<PlayerMetrics> {
+  await page.waitForFunction(
+    () => {
+      const api = (window as unknown as { pccstream?: { metrics(): PlayerMetrics } }).pccstream;
+      if (!api) return false;
+      const m = api.metrics();
+      return m.ended || m.error !== null;
+    },
+    undefined,
+    { timeout: timeoutMs, polling: 250 },
+  );
+  return metrics(page);
+}
+
+export function playerUrl(pageUrl: string, params: Record<string, string | number>): string {
+  const url = new URL(pageUrl);
+  for (const [key, value] of Object.entries(params)) url.searchParams.set(key, String(value));
+  return url.toString();
+}

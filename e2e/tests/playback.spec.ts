@@ -1,0 +1,54 @@
+import { test, expect } from '@playwright/test';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DEFAULT_MEDIA, startServer, type RunningServer } from '../lib/server';
+import { playToEnd, playerUrl } from '../lib/player';
+
+const manifest = JSON.parse(readFileSync(join(DEFAULT_MEDIA, 'manifest.json'), 'utf8')) as { duration_s: number };
+
+let server: RunningServer;
+
+test.beforeAll(async () => {
+  server = await startServer({ cc: 'vivace', args: ['--enable-test-hooks'] });
+});
+
+test.afterAll(async () => {
+  const output = await server.stop();
+  console.log(output.split('\n').filter((line) => line.includes('peak RSS')).join('\n'));
+});
+
+test('plays the whole stream over WebTransport without stalls', async ({ page }, testInfo) => {
+  expect(manifest.duration_s).toBeGreaterThanOrEqual(20);
+  await page.goto(playerUrl(server.info.page_url, { mode: 'fixed', bitrate: 1500 }));
+  const m = await playToEnd(page, (manifest.duration_s + 60) * 1000);
+  const peak = server.peakRssMiB();
+  console.log(`clean run: ${JSON.stringify({ ...m, segments: m.segments.length, serverPeakRssMiB: peak })}`);
+  testInfo.annotations.push({ type: 'figures', description: JSON.stringify({ startupDelayMs: m.startupDelayMs, bufferingRatio: m.bufferingRatio, serverPeakRssMiB: peak }) });
+  expect(m.error).toBeNull();
+  expect(m.ended).toBe(true);
+  expect(m.startupDelayMs).toBeGreaterThan(0);
+  expect(Math.abs(m.playSeconds - manifest.duration_s)).toBeLessThanOrEqual(1);
+  expect(m.segments.length).toBeGreaterThan(0);
+  await page.screenshot({ path: testInfo.outputPath('clean-run.png') });
+});
+
+test('a 3 s server-side withhold shows up as a stall', async ({ page }) => {
+  // A 0.5 s buffer target keeps the player close to the edge, so withholding data stalls it.
+  await page.goto(
+    playerUrl(server.info.page_url, { mode: 'fixed', bitrate: 750, buffer: 0.5, 'test.withhold_at': 5, 'test.withhold_s': 3 }),
+  );
+  const m = await playToEnd(page, (manifest.duration_s + 60) * 1000);
+  console.log(`withheld run: ${JSON.stringify({ ...m, segments: m.segments.length })}`);
+  expect(m.error).toBeNull();
+  expect(m.ended).toBe(true);
+  expect(m.stallSeconds).toBeGreaterThanOrEqual(2.5);
+  expect(m.stallCount).toBeGreaterThanOrEqual(1);
+  expect(m.bufferingRatio).toBeGreaterThan(0);
+});
+
+test('a bad page parameter is reported, not a crash', async ({ page }) => {
+  await page.goto(playerUrl(server.info.page_url, { mode: 'fixed', bitrate: 1 }));
+  const m = await playToEnd(page, 20_000);
+  expect(m.error).not.toBeNull();
+  await expect(page.locator('body')).toContainText(/bitrate/i);
+});

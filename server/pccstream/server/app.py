@@ -1,0 +1,179 @@
+"""Assembles the server: certificate, media, WebTransport endpoint (QUIC) and web app (HTTP)."""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import json
+import logging
+import os
+import resource
+import socket
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aioquic.asyncio.server import QuicServer, serve
+from aioquic.h3.connection import H3_ALPN
+from aioquic.quic.configuration import QuicConfiguration
+from aioquic.quic.logger import QuicFileLogger
+
+from pccstream import __version__
+from pccstream.cc.registry import create_controller, list_controllers
+from pccstream.errors import UserError
+from pccstream.server.certs import Certificate, ensure_certificate
+from pccstream.server.http_app import WebAppServer
+from pccstream.server.media_store import MediaStore
+from pccstream.server.session import ViewerSession
+from pccstream.server.webtransport import SESSION_PATH, EndpointSettings, protocol_factory
+
+log = logging.getLogger("pccstream.server")
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+
+
+def default_web_root() -> Path:
+    return Path(os.environ.get("PCCSTREAM_WEB_ROOT", REPO_ROOT / "web" / "dist"))
+
+
+def default_state_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "pccstream"
+
+
+@dataclass
+class ServerConfig:
+    media_dir: Path
+    host: str = "127.0.0.1"
+    port: int = 4433
+    http_port: int = 8080
+    cc: str = "cubic"
+    web_root: Path = field(default_factory=default_web_root)
+    state_dir: Path = field(default_factory=default_state_dir)
+    enable_test_hooks: bool = False
+    qlog_dir: Path | None = None
+    telemetry_interval_s: float = 0.1
+
+
+class StreamingServer:
+    """Runs until `close()`; `start()` raises `UserError` for bad configuration."""
+
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self.quic_port = config.port
+        self.certificate: Certificate | None = None
+        self.sessions: list[ViewerSession] = []
+        self._quic_servers: list[QuicServer] = []
+        self._web: WebAppServer | None = None
+
+    @property
+    def webtransport_url(self) -> str:
+        host = f"[{self.config.host}]" if ":" in self.config.host else self.config.host
+        return f"https://{host}:{self.quic_port}{SESSION_PATH}"
+
+    @property
+    def page_url(self) -> str:
+        assert self._web is not None
+        return f"http://127.0.0.1:{self._web.port}/"
+
+    def api_config(self) -> dict[str, Any]:
+        assert self.certificate is not None
+        return {
+            "webtransport_url": self.webtransport_url,
+            "certificate_sha256": self.certificate.sha256_hex,
+            "default_cc": self.config.cc,
+            "server_version": __version__,
+            "controllers": [info.name for info in list_controllers()],
+        }
+
+    async def start(self) -> None:
+        config = self.config
+        create_controller(config.cc, {})  # refuse an unknown default before binding anything
+        media = MediaStore.open(config.media_dir)
+        self.certificate = ensure_certificate(config.state_dir)
+        quic_config = QuicConfiguration(
+            is_client=False,
+            alpn_protocols=H3_ALPN,
+            max_datagram_frame_size=65536,
+            congestion_control_algorithm="cubic",  # only until a session installs its own
+            idle_timeout=30.0,
+        )
+        quic_config.load_cert_chain(self.certificate.cert_path, self.certificate.key_path)
+        if config.qlog_dir is not None:
+            config.qlog_dir.mkdir(parents=True, exist_ok=True)
+            quic_config.quic_logger = QuicFileLogger(str(config.qlog_dir))
+        settings = EndpointSettings(
+            media=media,
+            default_cc=config.cc,
+            enable_test_hooks=config.enable_test_hooks,
+            telemetry_interval_s=config.telemetry_interval_s,
+            on_session=self.sessions.append,
+        )
+        await self._bind_quic(quic_config, settings)
+        if not (config.web_root / "index.html").is_file():
+            log.warning("web app not built at %s: run the bootstrap (infra/bootstrap.sh)", config.web_root)
+        try:
+            self._web = WebAppServer(config.web_root, config.http_port, self.api_config)
+        except OSError as exc:
+            raise UserError(_bind_error("HTTP", "127.0.0.1", config.http_port, exc)) from exc
+        self._web.start()
+
+    async def _bind_quic(self, quic_config: QuicConfiguration, settings: EndpointSettings) -> None:
+        hosts = [self.config.host]
+        if self.config.host == "127.0.0.1" and socket.has_ipv6:
+            hosts.append("::1")  # Chromium resolves localhost to ::1 first
+        factory = protocol_factory(settings)
+        for index, host in enumerate(hosts):
+            try:
+                server = await serve(host, self.quic_port, configuration=quic_config, create_protocol=factory)
+            except OSError as exc:
+                if index > 0 and exc.errno in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT):
+                    continue  # no IPv6 loopback on this machine
+                raise UserError(_bind_error("QUIC", host, self.quic_port, exc)) from exc
+            if index == 0:
+                self.quic_port = server._transport.get_extra_info("sockname")[1]  # type: ignore[attr-defined]
+            self._quic_servers.append(server)
+
+    def ready_info(self) -> dict[str, Any]:
+        assert self._web is not None and self.certificate is not None
+        return {
+            "pid": os.getpid(),
+            "quic_port": self.quic_port,
+            "http_port": self._web.port,
+            "webtransport_url": self.webtransport_url,
+            "page_url": self.page_url,
+            "certificate_sha256": self.certificate.sha256_hex,
+        }
+
+    def close(self) -> None:
+        for session in self.sessions:
+            session.close()
+        for server in self._quic_servers:
+            server.close()
+        if self._web is not None:
+            self._web.close()
+
+
+def peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def _bind_error(what: str, host: str, port: int, exc: OSError) -> str:
+    if exc.errno == errno.EADDRINUSE:
+        return f"{what} port {port} on {host} is already in use (choose another with --port/--http-port)"
+    return f"cannot bind {what} on {host}:{port}: {exc.strerror}"
+
+
+async def run_forever(config: ServerConfig, ready_file: Path | None = None) -> None:
+    server = StreamingServer(config)
+    await server.start()
+    info = server.ready_info()
+    if ready_file is not None:
+        ready_file.write_text(json.dumps(info))
+    print(f"pccstream: WebTransport on {server.webtransport_url} (cc default: {config.cc})", flush=True)
+    print(f"pccstream: open {server.page_url} in Chromium to watch", flush=True)
+    try:
+        await asyncio.Event().wait()
+    finally:
+        server.close()
+        print(f"pccstream: stopped; peak RSS {peak_rss_mib():.1f} MiB", flush=True)

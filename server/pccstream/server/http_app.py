@@ -1,0 +1,100 @@
+"""Plain-HTTP server for the built web app and its `/api/config`.
+
+Pages served from http://127.0.0.1 are a secure context, so WebTransport works without a
+trusted TLS certificate on this side; the page learns the WebTransport URL and the
+certificate hash from `/api/config`. Runs in threads: it must never stall the QUIC loop.
+"""
+
+from __future__ import annotations
+
+import json
+import mimetypes
+import socket
+import threading
+from collections.abc import Callable
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+ConfigProvider = Callable[[], dict[str, Any]]
+
+mimetypes.add_type("text/javascript", ".js")
+mimetypes.add_type("application/wasm", ".wasm")
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, address: tuple[str, int], web_root: Path, config: ConfigProvider) -> None:
+        self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
+        self.web_root = web_root.resolve()
+        self.config_provider = config
+        super().__init__(address, _Handler)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+    server_version = "pccstream"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        pass  # the QUIC side logs what matters; static file hits are noise
+
+    def do_GET(self) -> None:  # noqa: N802 - stdlib naming
+        path = unquote(urlsplit(self.path).path)
+        if path == "/api/config":
+            self._send(HTTPStatus.OK, "application/json", json.dumps(self.server.config_provider()).encode())
+            return
+        self._send_static(path)
+
+    def do_HEAD(self) -> None:  # noqa: N802 - stdlib naming
+        self.do_GET()
+
+    def _send_static(self, path: str) -> None:
+        relative = path.lstrip("/") or "index.html"
+        target = (self.server.web_root / relative).resolve()
+        if not target.is_relative_to(self.server.web_root):
+            self._send(HTTPStatus.FORBIDDEN, "text/plain", b"path outside the web app\n")
+            return
+        if target.is_dir():
+            target = target / "index.html"
+        if not target.is_file():
+            self._send(HTTPStatus.NOT_FOUND, "text/plain", f"not found: {path}\n".encode())
+            return
+        content_type = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
+        self._send(HTTPStatus.OK, content_type, target.read_bytes())
+
+    def _send(self, status: HTTPStatus, content_type: str, body: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+
+class WebAppServer:
+    """Serves `web_root` and `/api/config` on 127.0.0.1 (and ::1 when available)."""
+
+    def __init__(self, web_root: Path, port: int, config: ConfigProvider) -> None:
+        self._servers = [_Server(("127.0.0.1", port), web_root, config)]
+        self.port = self._servers[0].server_address[1]
+        try:
+            self._servers.append(_Server(("::1", self.port), web_root, config))
+        except OSError:
+            pass  # no IPv6 loopback here: 127.0.0.1 is what the README prints anyway
+        self._threads: list[threading.Thread] = []
+
+    def start(self) -> None:
+        for server in self._servers:
+            thread = threading.Thread(target=server.serve_forever, name="http", daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    def close(self) -> None:
+        for server in self._servers:
+            server.shutdown()
+            server.server_close()

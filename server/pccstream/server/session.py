@@ -1,0 +1,209 @@
+"""One viewer's WebTransport session: request streams in, responses and telemetry out.
+
+A session never raises into the QUIC loop: a bad request is answered with an error status
+on its own stream, an unexpected failure with INTERNAL_ERROR, and other sessions carry on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pccstream import __version__, protocol
+from pccstream.protocol import ProtocolError, Request, Status
+
+log = logging.getLogger("pccstream.session")
+
+
+class MediaLookup(Protocol):
+    """What a session needs from the media directory."""
+
+    def read(self, request: Request) -> bytes:
+        """The body for a request, or raise `ProtocolError`."""
+        ...
+
+
+class StreamWriter(Protocol):
+    """The slice of the QUIC/H3 connection a session writes through."""
+
+    def send(self, stream_id: int, data: bytes, end_stream: bool) -> None: ...
+
+    def open_uni_stream(self, session_id: int) -> int: ...
+
+    def flush(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class WithholdHook:
+    """Test-only: hold back responses for segment >= `at_segment` for `seconds`, once."""
+
+    at_segment: int
+    seconds: float
+
+
+@dataclass
+class SessionCounters:
+    requests: int = 0
+    errors: int = 0
+    media_bytes: int = 0
+    telemetry_bytes: int = 0
+
+
+@dataclass
+class ViewerSession:
+    session_id: int
+    media: MediaLookup
+    writer: StreamWriter
+    cc_name: str
+    cc_params: dict[str, str]
+    telemetry_source: Callable[[], dict[str, Any] | None]
+    telemetry_interval_s: float = 0.1
+    withhold: WithholdHook | None = None
+    counters: SessionCounters = field(default_factory=SessionCounters)
+
+    def __post_init__(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._t0 = self._loop.time()
+        self._request_buffers: dict[int, bytearray] = {}
+        self._refused_streams: set[int] = set()
+        self._withhold_until: float | None = None
+        self._withhold_done = False
+        self._telemetry_stream: int | None = None
+        self._telemetry_task: asyncio.Task[None] | None = None
+        self._closed = False
+
+    # --- lifecycle -------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._telemetry_stream = self.writer.open_uni_stream(self.session_id)
+        self.writer.send(self._telemetry_stream, bytes([protocol.UniStreamType.TELEMETRY]), False)
+        self.publish(
+            {
+                "type": "hello",
+                "session_id": str(self.session_id),
+                "cc": self.cc_name,
+                "cc_params": self.cc_params,
+                "server_version": __version__,
+                "t0_us": time.time_ns() // 1000,
+            }
+        )
+        self._telemetry_task = asyncio.ensure_future(self._sample_loop())
+
+    def close(self) -> None:
+        self._closed = True
+        if self._telemetry_task is not None:
+            self._telemetry_task.cancel()
+
+    def elapsed_ms(self) -> float:
+        return (self._loop.time() - self._t0) * 1000.0
+
+    # --- telemetry -------------------------------------------------------------------
+
+    def publish(self, record: dict[str, Any]) -> None:
+        """Send one telemetry record on the session's telemetry stream."""
+        if self._closed or self._telemetry_stream is None:
+            return
+        try:
+            frame = protocol.encode_telemetry_frame(record)
+        except ValueError:
+            log.exception("telemetry record not encodable: %r", record.get("type"))
+            return
+        self.counters.telemetry_bytes += len(frame)
+        self.writer.send(self._telemetry_stream, frame, False)
+
+    async def _sample_loop(self) -> None:
+        while not self._closed:
+            await asyncio.sleep(self.telemetry_interval_s)
+            try:
+                sample = self.telemetry_source()
+            except Exception:  # a controller bug must not end the stream
+                log.exception("telemetry sample failed")
+                sample = None
+            if sample is not None:
+                self.publish({"type": "sample", "t_ms": round(self.elapsed_ms(), 3), **sample})
+                self.writer.flush()
+
+    # --- requests --------------------------------------------------------------------
+
+    def on_stream_data(self, stream_id: int, data: bytes, ended: bool) -> None:
+        if stream_id in self._refused_streams:
+            return
+        buffer = self._request_buffers.setdefault(stream_id, bytearray())
+        buffer += data
+        if len(buffer) > protocol.REQUEST_BYTES:
+            # Answer at once: waiting for FIN would let a client make us buffer forever.
+            self._request_buffers.pop(stream_id)
+            self._refused_streams.add(stream_id)
+            self._answer_error(
+                stream_id,
+                None,
+                ProtocolError(
+                    Status.REQUEST_TOO_LARGE,
+                    f"request is over {protocol.REQUEST_BYTES} bytes; "
+                    f"a request is exactly {protocol.REQUEST_BYTES} bytes",
+                ),
+            )
+            return
+        if not ended:
+            return
+        raw = bytes(self._request_buffers.pop(stream_id))
+        self.counters.requests += 1
+        try:
+            request = protocol.decode_request(raw)
+        except ProtocolError as exc:
+            self._answer_error(stream_id, None, exc)
+            return
+        self._serve(stream_id, request)
+
+    def _serve(self, stream_id: int, request: Request) -> None:
+        delay = self._withhold_delay(request)
+        if delay > 0:
+            self._loop.call_later(delay, self._serve_now, stream_id, request)
+        else:
+            self._serve_now(stream_id, request)
+
+    def _withhold_delay(self, request: Request) -> float:
+        now = self._loop.time()
+        if (
+            self.withhold is not None
+            and not self._withhold_done
+            and request.kind == protocol.Kind.SEGMENT
+            and request.segment >= self.withhold.at_segment
+        ):
+            self._withhold_done = True
+            self._withhold_until = now + self.withhold.seconds
+            log.info("session %d: withholding data for %.1f s (test hook)", self.session_id, self.withhold.seconds)
+        if self._withhold_until is not None and now < self._withhold_until:
+            return self._withhold_until - now
+        return 0.0
+
+    def _serve_now(self, stream_id: int, request: Request) -> None:
+        if self._closed:
+            return
+        try:
+            body = self.media.read(request)
+        except ProtocolError as exc:
+            self._answer_error(stream_id, request, exc)
+            return
+        except Exception as exc:  # e.g. a file vanished: tell this viewer, keep serving
+            log.exception("session %d: failed to serve %r", self.session_id, request)
+            self._answer_error(stream_id, request, ProtocolError(Status.INTERNAL_ERROR, f"server error: {exc}"))
+            return
+        self.counters.media_bytes += len(body)
+        self.writer.send(stream_id, protocol.encode_response(request, Status.OK, body, _now_us()), True)
+        self.writer.flush()
+
+    def _answer_error(self, stream_id: int, request: Request | None, error: ProtocolError) -> None:
+        self.counters.errors += 1
+        log.info("session %d stream %d: %s: %s", self.session_id, stream_id, error.status.name, error)
+        body = str(error).encode()
+        self.writer.send(stream_id, protocol.encode_response(request, error.status, body, _now_us()), True)
+        self.writer.flush()
+
+
+def _now_us() -> int:
+    return time.time_ns() // 1000

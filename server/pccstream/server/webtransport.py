@@ -1,0 +1,178 @@
+"""HTTP/3 + WebTransport endpoint: routes CONNECT requests to `ViewerSession`s.
+
+One `StreamingProtocol` per QUIC connection. The session's congestion controller is chosen
+by its CONNECT URL (`?cc=NAME&cc.PARAM=VALUE`) and plugged in through
+`pccstream.cc.aioquic_integration.install_controller`, the single integration point.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from aioquic.asyncio import QuicConnectionProtocol
+from aioquic.h3.connection import H3_ALPN, H3Connection
+from aioquic.h3.events import H3Event, HeadersReceived, WebTransportStreamDataReceived
+from aioquic.quic.events import ConnectionTerminated, ProtocolNegotiated, QuicEvent
+
+from pccstream.cc.aioquic_integration import install_controller
+from pccstream.cc.registry import create_controller
+from pccstream.errors import UserError
+from pccstream.server.session import MediaLookup, ViewerSession, WithholdHook
+
+log = logging.getLogger("pccstream.webtransport")
+
+SESSION_PATH = "/stream"
+
+
+@dataclass(frozen=True)
+class EndpointSettings:
+    media: MediaLookup
+    default_cc: str
+    enable_test_hooks: bool = False
+    telemetry_interval_s: float = 0.1
+    on_session: Callable[[ViewerSession], None] | None = None
+
+
+@dataclass(frozen=True)
+class SessionRequest:
+    """What a CONNECT URL asks for, validated."""
+
+    cc: str
+    cc_params: dict[str, str]
+    withhold: WithholdHook | None
+
+
+def parse_session_query(query: str, settings: EndpointSettings) -> SessionRequest:
+    """Parse `cc`, `cc.*` and `test.*` parameters; raise UserError naming a bad one."""
+    cc = settings.default_cc
+    cc_params: dict[str, str] = {}
+    test: dict[str, str] = {}
+    for key, value in parse_qsl(query, keep_blank_values=True):
+        if key == "cc":
+            cc = value or settings.default_cc
+        elif key.startswith("cc."):
+            cc_params[key[3:]] = value
+        elif key.startswith("test."):
+            test[key[5:]] = value
+    withhold = None
+    if test:
+        if not settings.enable_test_hooks:
+            raise UserError("test.* parameters need a server started with --enable-test-hooks")
+        unknown = set(test) - {"withhold_at", "withhold_s"}
+        if unknown:
+            raise UserError(f"unknown test parameter(s): {', '.join(sorted(unknown))}")
+        try:
+            withhold = WithholdHook(int(test.get("withhold_at", "3")), float(test.get("withhold_s", "3")))
+        except ValueError:
+            raise UserError("test.withhold_at must be an integer and test.withhold_s a number") from None
+        if withhold.at_segment < 0 or not 0 < withhold.seconds <= 600:
+            raise UserError("test.withhold_at must be >= 0 and test.withhold_s in (0, 600]")
+    return SessionRequest(cc, cc_params, withhold)
+
+
+class StreamingProtocol(QuicConnectionProtocol):
+    """aioquic connection protocol speaking HTTP/3 with WebTransport sessions."""
+
+    settings: EndpointSettings  # set by `protocol_factory`
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._http: H3Connection | None = None
+        self._sessions: dict[int, ViewerSession] = {}
+
+    # --- StreamWriter for sessions ------------------------------------------------------
+
+    def send(self, stream_id: int, data: bytes, end_stream: bool) -> None:
+        self._quic.send_stream_data(stream_id, data, end_stream)
+
+    def open_uni_stream(self, session_id: int) -> int:
+        assert self._http is not None
+        return self._http.create_webtransport_stream(session_id, is_unidirectional=True)
+
+    def flush(self) -> None:
+        self.transmit()
+
+    # --- events -------------------------------------------------------------------------
+
+    def quic_event_received(self, event: QuicEvent) -> None:
+        if isinstance(event, ProtocolNegotiated) and event.alpn_protocol in H3_ALPN:
+            self._http = H3Connection(self._quic, enable_webtransport=True)
+        elif isinstance(event, ConnectionTerminated):
+            for session in self._sessions.values():
+                session.close()
+            self._sessions.clear()
+        if self._http is None:
+            return
+        try:
+            for http_event in self._http.handle_event(event):
+                self._on_http_event(http_event)
+        except Exception:  # never let one connection's bug reach the server loop
+            log.exception("error handling %s", type(event).__name__)
+
+    def _on_http_event(self, event: H3Event) -> None:
+        if isinstance(event, HeadersReceived):
+            self._on_headers(event)
+        elif isinstance(event, WebTransportStreamDataReceived):
+            session = self._sessions.get(event.session_id)
+            if session is not None:
+                session.on_stream_data(event.stream_id, event.data, event.stream_ended)
+
+    def _on_headers(self, event: HeadersReceived) -> None:
+        headers = dict(event.headers)
+        method = headers.get(b":method")
+        protocol_name = headers.get(b":protocol")
+        url = urlsplit(headers.get(b":path", b"/").decode(errors="replace"))
+        if method != b"CONNECT" or protocol_name != b"webtransport":
+            self._respond(event.stream_id, 405, "only WebTransport CONNECT is served here", end=True)
+            return
+        if url.path != SESSION_PATH:
+            self._respond(event.stream_id, 404, f"no WebTransport endpoint at {url.path}", end=True)
+            return
+        try:
+            wanted = parse_session_query(url.query, self.settings)
+            controller = create_controller(wanted.cc, wanted.cc_params, seed=event.stream_id)
+        except UserError as exc:
+            self._respond(event.stream_id, 400, str(exc), end=True)
+            return
+        session = ViewerSession(
+            session_id=event.stream_id,
+            media=self.settings.media,
+            writer=self,
+            cc_name=wanted.cc,
+            cc_params=wanted.cc_params,
+            telemetry_source=lambda: controller.telemetry_sample(self._loop.time()),
+            telemetry_interval_s=self.settings.telemetry_interval_s,
+            withhold=wanted.withhold,
+        )
+        install_controller(self._quic, controller, on_event=session.publish)
+        self._sessions[event.stream_id] = session
+        self._respond(event.stream_id, 200, None, end=False)
+        session.start()
+        if self.settings.on_session is not None:
+            self.settings.on_session(session)
+        log.info("session %d opened: cc=%s params=%s", event.stream_id, wanted.cc, wanted.cc_params)
+
+    def _respond(self, stream_id: int, status: int, reason: str | None, *, end: bool) -> None:
+        assert self._http is not None
+        headers = [(b":status", str(status).encode())]
+        if status == 200:
+            headers.append((b"sec-webtransport-http3-draft", b"draft02"))
+        else:
+            headers.append((b"content-type", b"text/plain; charset=utf-8"))
+        self._http.send_headers(stream_id, headers, end_stream=end and reason is None)
+        if reason is not None and end:
+            self._http.send_data(stream_id, reason.encode(), end_stream=True)
+        self.transmit()
+
+
+def protocol_factory(settings: EndpointSettings) -> Callable[..., StreamingProtocol]:
+    def create(*args: Any, **kwargs: Any) -> StreamingProtocol:
+        protocol = StreamingProtocol(*args, **kwargs)
+        protocol.settings = settings
+        return protocol
+
+    return create
