@@ -111,7 +111,9 @@ class StreamingServer:
         )
         await self._bind_quic(quic_config, settings)
         if not (config.web_root / "index.html").is_file():
-            log.warning("web app not built at %s: run the bootstrap (infra/bootstrap.sh)", config.web_root)
+            log.warning(
+                "web app not built at %s: run the bootstrap (infra/bootstrap.sh)", config.web_root
+            )
         try:
             self._web = WebAppServer(config.web_root, config.http_port, self.api_config)
         except OSError as exc:
@@ -125,7 +127,9 @@ class StreamingServer:
         factory = protocol_factory(settings)
         for index, host in enumerate(hosts):
             try:
-                server = await serve(host, self.quic_port, configuration=quic_config, create_protocol=factory)
+                server = await serve(
+                    host, self.quic_port, configuration=quic_config, create_protocol=factory
+                )
             except OSError as exc:
                 if index > 0 and exc.errno in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT):
                     continue  # no IPv6 loopback on this machine
@@ -160,7 +164,7 @@ def peak_rss_mib() -> float:
 
 def _bind_error(what: str, host: str, port: int, exc: OSError) -> str:
     if exc.errno == errno.EADDRINUSE:
-        return f"{what} port {port} on {host} is already in use (choose another with --port/--http-port)"
+        return f"{what} port {port} on {host} is already in use (choose another port)"
     return f"cannot bind {what} on {host}:{port}: {exc.strerror}"
 
 
@@ -170,7 +174,10 @@ async def run_forever(config: ServerConfig, ready_file: Path | None = None) -> N
     info = server.ready_info()
     if ready_file is not None:
         ready_file.write_text(json.dumps(info))
-    print(f"pccstream: WebTransport on {server.webtransport_url} (cc default: {config.cc})", flush=True)
+    print(
+        f"pccstream: WebTransport on {server.webtransport_url} (cc default: {config.cc})",
+        flush=True,
+    )
     print(f"pccstream: open {server.page_url} in Chromium to watch", flush=True)
     try:
         await asyncio.Event().wait()

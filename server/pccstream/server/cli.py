@@ -19,21 +19,39 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         description="Serve a media directory over WebTransport (HTTP/3) with a chosen "
         "congestion controller, and the web player over http://127.0.0.1:HTTP_PORT.",
     )
-    parser.add_argument("--media", type=Path, required=True, help="media directory (made by `pccstream media`)")
-    parser.add_argument("--host", default="127.0.0.1", help="QUIC address (127.0.0.1 also binds ::1)")
+    parser.add_argument(
+        "--media", type=Path, required=True, help="media directory (made by `pccstream media`)"
+    )
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="QUIC address (127.0.0.1 also binds ::1)"
+    )
     parser.add_argument("--port", type=int, default=4433, help="QUIC/UDP port (0: any free port)")
-    parser.add_argument("--http-port", type=int, default=8080, help="HTTP port of the web app (0: any)")
-    parser.add_argument("--cc", default="cubic", help="default congestion controller (a session may ask for another)")
-    parser.add_argument("--web-root", type=Path, default=default_web_root(), help="built web app (web/dist)")
-    parser.add_argument("--state-dir", type=Path, default=default_state_dir(), help="where the certificate is kept")
+    parser.add_argument(
+        "--http-port", type=int, default=8080, help="HTTP port of the web app (0: any)"
+    )
+    parser.add_argument(
+        "--cc",
+        default="cubic",
+        help="default congestion controller (a session may ask for another)",
+    )
+    parser.add_argument(
+        "--web-root", type=Path, default=default_web_root(), help="built web app (web/dist)"
+    )
+    parser.add_argument(
+        "--state-dir", type=Path, default=default_state_dir(), help="where the certificate is kept"
+    )
     parser.add_argument("--qlog-dir", type=Path, help="write a qlog file per QUIC connection here")
-    parser.add_argument("--ready-file", type=Path, help="write ports and certificate hash as JSON here once serving")
+    parser.add_argument(
+        "--ready-file", type=Path, help="write ports and certificate hash as JSON here once serving"
+    )
     parser.add_argument(
         "--enable-test-hooks",
         action="store_true",
         help="honour test.* session parameters (e.g. withholding data); never for real viewers",
     )
-    parser.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
+    parser.add_argument(
+        "--log-level", default="warning", choices=["debug", "info", "warning", "error"]
+    )
     parser.set_defaults(func=_serve)
 
 
@@ -43,7 +61,9 @@ def _serve(args: argparse.Namespace) -> int:
             raise UserError(f"{name} {port} is not a port number (0-65535)")
     if args.host not in ("127.0.0.1", "::1", "localhost"):
         raise UserError(f"--host {args.host}: pccstream serves on loopback only (127.0.0.1 or ::1)")
-    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logging.basicConfig(
+        level=args.log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s"
+    )
     config = ServerConfig(
         media_dir=args.media,
         host="127.0.0.1" if args.host == "localhost" else args.host,

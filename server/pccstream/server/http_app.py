@@ -7,6 +7,7 @@ certificate hash from `/api/config`. Runs in threads: it must never stall the QU
 
 from __future__ import annotations
 
+import contextlib
 import json
 import mimetypes
 import socket
@@ -15,7 +16,7 @@ from collections.abc import Callable
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import unquote, urlsplit
 
 ConfigProvider = Callable[[], dict[str, Any]]
@@ -36,16 +37,23 @@ class _Server(ThreadingHTTPServer):
 
 
 class _Handler(BaseHTTPRequestHandler):
-    server: _Server
     server_version = "pccstream"
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         pass  # the QUIC side logs what matters; static file hits are noise
 
+    @property
+    def _app(self) -> _Server:
+        return cast(_Server, self.server)
+
     def do_GET(self) -> None:  # noqa: N802 - stdlib naming
         path = unquote(urlsplit(self.path).path)
         if path == "/api/config":
-            self._send(HTTPStatus.OK, "application/json", json.dumps(self.server.config_provider()).encode())
+            self._send(
+                HTTPStatus.OK,
+                "application/json",
+                json.dumps(self._app.config_provider()).encode(),
+            )
             return
         self._send_static(path)
 
@@ -54,8 +62,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send_static(self, path: str) -> None:
         relative = path.lstrip("/") or "index.html"
-        target = (self.server.web_root / relative).resolve()
-        if not target.is_relative_to(self.server.web_root):
+        target = (self._app.web_root / relative).resolve()
+        if not target.is_relative_to(self._app.web_root):
             self._send(HTTPStatus.FORBIDDEN, "text/plain", b"path outside the web app\n")
             return
         if target.is_dir():
@@ -82,10 +90,9 @@ class WebAppServer:
     def __init__(self, web_root: Path, port: int, config: ConfigProvider) -> None:
         self._servers = [_Server(("127.0.0.1", port), web_root, config)]
         self.port = self._servers[0].server_address[1]
-        try:
+        # No IPv6 loopback here is fine: 127.0.0.1 is the address the server prints.
+        with contextlib.suppress(OSError):
             self._servers.append(_Server(("::1", self.port), web_root, config))
-        except OSError:
-            pass  # no IPv6 loopback here: 127.0.0.1 is what the README prints anyway
         self._threads: list[threading.Thread] = []
 
     def start(self) -> None:

@@ -176,7 +176,11 @@ class ViewerSession:
         ):
             self._withhold_done = True
             self._withhold_until = now + self.withhold.seconds
-            log.info("session %d: withholding data for %.1f s (test hook)", self.session_id, self.withhold.seconds)
+            log.info(
+                "session %d: withholding data for %.1f s (test hook)",
+                self.session_id,
+                self.withhold.seconds,
+            )
         if self._withhold_until is not None and now < self._withhold_until:
             return self._withhold_until - now
         return 0.0
@@ -191,17 +195,25 @@ class ViewerSession:
             return
         except Exception as exc:  # e.g. a file vanished: tell this viewer, keep serving
             log.exception("session %d: failed to serve %r", self.session_id, request)
-            self._answer_error(stream_id, request, ProtocolError(Status.INTERNAL_ERROR, f"server error: {exc}"))
+            self._answer_error(
+                stream_id, request, ProtocolError(Status.INTERNAL_ERROR, f"server error: {exc}")
+            )
             return
         self.counters.media_bytes += len(body)
-        self.writer.send(stream_id, protocol.encode_response(request, Status.OK, body, _now_us()), True)
+        self.writer.send(
+            stream_id, protocol.encode_response(request, Status.OK, body, _now_us()), True
+        )
         self.writer.flush()
 
     def _answer_error(self, stream_id: int, request: Request | None, error: ProtocolError) -> None:
         self.counters.errors += 1
-        log.info("session %d stream %d: %s: %s", self.session_id, stream_id, error.status.name, error)
+        log.info(
+            "session %d stream %d: %s: %s", self.session_id, stream_id, error.status.name, error
+        )
         body = str(error).encode()
-        self.writer.send(stream_id, protocol.encode_response(request, error.status, body, _now_us()), True)
+        self.writer.send(
+            stream_id, protocol.encode_response(request, error.status, body, _now_us()), True
+        )
         self.writer.flush()
 
 

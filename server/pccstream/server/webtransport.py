@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from aioquic.asyncio import QuicConnectionProtocol
+from aioquic.asyncio.protocol import QuicConnectionProtocol
 from aioquic.h3.connection import H3_ALPN, H3Connection
 from aioquic.h3.events import H3Event, HeadersReceived, WebTransportStreamDataReceived
 from aioquic.quic.events import ConnectionTerminated, ProtocolNegotiated, QuicEvent
@@ -66,9 +66,13 @@ def parse_session_query(query: str, settings: EndpointSettings) -> SessionReques
         if unknown:
             raise UserError(f"unknown test parameter(s): {', '.join(sorted(unknown))}")
         try:
-            withhold = WithholdHook(int(test.get("withhold_at", "3")), float(test.get("withhold_s", "3")))
+            withhold = WithholdHook(
+                int(test.get("withhold_at", "3")), float(test.get("withhold_s", "3"))
+            )
         except ValueError:
-            raise UserError("test.withhold_at must be an integer and test.withhold_s a number") from None
+            raise UserError(
+                "test.withhold_at must be an integer and test.withhold_s a number"
+            ) from None
         if withhold.at_segment < 0 or not 0 < withhold.seconds <= 600:
             raise UserError("test.withhold_at must be >= 0 and test.withhold_s in (0, 600]")
     return SessionRequest(cc, cc_params, withhold)
@@ -127,7 +131,9 @@ class StreamingProtocol(QuicConnectionProtocol):
         protocol_name = headers.get(b":protocol")
         url = urlsplit(headers.get(b":path", b"/").decode(errors="replace"))
         if method != b"CONNECT" or protocol_name != b"webtransport":
-            self._respond(event.stream_id, 405, "only WebTransport CONNECT is served here", end=True)
+            self._respond(
+                event.stream_id, 405, "only WebTransport CONNECT is served here", end=True
+            )
             return
         if url.path != SESSION_PATH:
             self._respond(event.stream_id, 404, f"no WebTransport endpoint at {url.path}", end=True)

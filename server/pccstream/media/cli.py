@@ -1,0 +1,143 @@
+"""`pccstream media synth|package|info`: produce and inspect media directories."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from pccstream.errors import UserError
+from pccstream.media.ffmpeg import find_tools, stderr_reporter
+from pccstream.media.ladder import DEFAULT_LADDER, parse_ladder
+from pccstream.media.manifest import load_manifest
+from pccstream.media.package import CODECS, make_settings, package_file, synthesize
+
+DEFAULT_SYNTH_DURATION_S = 60.0
+
+
+def _float(text: str, flag: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise UserError(f"{flag} {text!r}: not a number") from None
+    if not value > 0 or value == float("inf"):
+        raise UserError(f"{flag} {text}: must be a positive number of seconds")
+    return value
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--out",
+        required=True,
+        type=Path,
+        metavar="DIR",
+        help="media directory to write (manifest.json + one dir per rendition)",
+    )
+    parser.add_argument(
+        "--ladder",
+        default=DEFAULT_LADDER,
+        help=f"comma-separated bitrates, e.g. 3000k,6000k,12M (default {DEFAULT_LADDER})",
+    )
+    parser.add_argument(
+        "--segment-seconds",
+        default="2",
+        metavar="S",
+        help="segment duration = GOP length in seconds (default 2)",
+    )
+    parser.add_argument("--codec", default="h264", choices=CODECS, help="default h264")
+    parser.add_argument("--fps", default="30", help="output frame rate (default 30)")
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="write into a non-empty directory that has no manifest.json",
+    )
+
+
+def register(subparsers: Any) -> None:
+    media = subparsers.add_parser("media", help="produce segmented media for the server")
+    sub = media.add_subparsers(dest="media_command", metavar="ACTION", required=True)
+
+    synth = sub.add_parser(
+        "synth",
+        help="synthetic video with burned-in frame number",
+        description="Encode a synthetic moving pattern with the frame "
+        "number burned in (text and binary code) into CMAF renditions.",
+    )
+    _common(synth)
+    synth.add_argument(
+        "--duration",
+        default=str(DEFAULT_SYNTH_DURATION_S),
+        metavar="S",
+        help=f"seconds of video (default {DEFAULT_SYNTH_DURATION_S:g})",
+    )
+    synth.set_defaults(func=run_synth)
+
+    package = sub.add_parser(
+        "package",
+        help="segment a video file",
+        description="Encode a video file into CMAF renditions.",
+    )
+    package.add_argument("input", type=Path, metavar="INPUT", help="video file")
+    _common(package)
+    package.add_argument(
+        "--duration", default=None, metavar="S", help="use only the first S seconds"
+    )
+    package.add_argument(
+        "--burn-in",
+        action="store_true",
+        help="draw the frame number code and counter over the video",
+    )
+    package.set_defaults(func=run_package)
+
+    info = sub.add_parser("info", help="validate a media directory and summarise it")
+    info.add_argument("dir", type=Path, metavar="DIR")
+    info.set_defaults(func=run_info)
+
+
+def run_synth(args: argparse.Namespace) -> int:
+    settings = make_settings(parse_ladder(args.ladder), args.codec, args.fps, args.segment_seconds)
+    duration = _float(args.duration, "--duration")
+    tools = find_tools()
+    synthesize(
+        tools,
+        args.out,
+        settings=settings,
+        duration_s=duration,
+        force=args.force,
+        report=stderr_reporter,
+    )
+    return 0
+
+
+def run_package(args: argparse.Namespace) -> int:
+    settings = make_settings(parse_ladder(args.ladder), args.codec, args.fps, args.segment_seconds)
+    duration = None if args.duration is None else _float(args.duration, "--duration")
+    tools = find_tools()
+    package_file(
+        tools,
+        args.input,
+        args.out,
+        settings=settings,
+        duration_s=duration,
+        burn_in=args.burn_in,
+        force=args.force,
+        report=stderr_reporter,
+    )
+    return 0
+
+
+def run_info(args: argparse.Namespace) -> int:
+    manifest = load_manifest(args.dir)
+    print(
+        f"{manifest.media_dir}: {manifest.source or '?'}, {manifest.duration_s:g} s, "
+        f"{manifest.segment_count} segments of {manifest.segment_seconds:g} s"
+        + (f", {manifest.fps:g} fps" if manifest.fps else "")
+    )
+    for r in manifest.renditions:
+        total = r.init.bytes + sum(s.bytes for s in r.segments)
+        print(
+            f"  [{r.index}] {r.id:>7} {r.width}x{r.height} {r.codec:<16} "
+            f"target {r.bitrate_bps / 1000:.0f} kbit/s, measured {r.measured_bps / 1000:.0f} "
+            f"kbit/s, {total / 1e6:.2f} MB"
+        )
+    return 0
