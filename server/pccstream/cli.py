@@ -20,6 +20,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "pccstream.media.cli",
     "pccstream.server.cli",
     "pccstream.emulator.cli",
+    "pccstream.bench.cli",
 )
 
 

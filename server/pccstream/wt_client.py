@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
-from aioquic.asyncio import QuicConnectionProtocol, connect
+from aioquic.asyncio.client import connect
+from aioquic.asyncio.protocol import QuicConnectionProtocol
 from aioquic.h3.connection import H3_ALPN, FrameType, H3Connection, H3Stream
 from aioquic.h3.events import DataReceived, H3Event, HeadersReceived, WebTransportStreamDataReceived
 from aioquic.quic.configuration import QuicConfiguration
@@ -59,6 +60,7 @@ class _ClientProtocol(QuicConnectionProtocol):
         self.session_id: int | None = None
         self.session_ready: asyncio.Future[None] = self._loop.create_future()
         self.telemetry: list[dict[str, Any]] = []
+        self.response_bytes_received = 0  # every byte of every response, as it arrives
         self._refusal: tuple[int, bytearray] | None = None
         self._pending: dict[int, _Pending] = {}
         self._uni_buffers: dict[int, bytearray] = {}
@@ -134,6 +136,7 @@ class _ClientProtocol(QuicConnectionProtocol):
 
     def _on_response_data(self, event: WebTransportStreamDataReceived) -> None:
         pending = self._pending[event.stream_id]
+        self.response_bytes_received += len(event.data)
         if pending.first_byte is None and event.data:
             pending.first_byte = time.monotonic()
         pending.buffer += event.data
@@ -148,7 +151,9 @@ class _ClientProtocol(QuicConnectionProtocol):
             return
         body = data[protocol.RESPONSE_HEADER_BYTES :]
         finished = time.monotonic()
-        pending.future.set_result(Response(header, body, pending.started, pending.first_byte or finished, finished))
+        pending.future.set_result(
+            Response(header, body, pending.started, pending.first_byte or finished, finished)
+        )
 
     def _on_uni_data(self, stream_id: int, data: bytes) -> None:
         buffer = self._uni_buffers.get(stream_id)
@@ -171,6 +176,10 @@ class WebTransportClient:
     @property
     def telemetry(self) -> list[dict[str, Any]]:
         return self._protocol.telemetry
+
+    @property
+    def response_bytes_received(self) -> int:
+        return self._protocol.response_bytes_received
 
     @property
     def quic(self) -> Any:
@@ -222,7 +231,9 @@ class _OpenSession:
             self._host, self._port, configuration=configuration, create_protocol=_ClientProtocol
         )
         proto: _ClientProtocol = await asyncio.wait_for(self._context.__aenter__(), self._timeout)
-        authority = f"[{self._host}]:{self._port}" if ":" in self._host else f"{self._host}:{self._port}"
+        authority = (
+            f"[{self._host}]:{self._port}" if ":" in self._host else f"{self._host}:{self._port}"
+        )
         proto.open_session(authority, self._path)
         try:
             await asyncio.wait_for(proto.session_ready, self._timeout)

@@ -1,0 +1,85 @@
+"""`pccstream bench ...`: benchmarks that print JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from pccstream.bench.transfer import Arm, TransferSettings, run_transfer_sync
+from pccstream.errors import UserError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    bench = subparsers.add_parser("bench", help="benchmarks (print JSON)")
+    commands = bench.add_subparsers(dest="bench_command", metavar="BENCHMARK", required=True)
+    transfer = commands.add_parser(
+        "transfer",
+        help="bulk transfer through the emulator with each congestion controller",
+        description="The real server and a headless aioquic client doing bulk transfer "
+        "through the link emulator, per controller; medians over runs.",
+    )
+    transfer.add_argument(
+        "--cc", required=True, help="arms: NAME[:KEY=VALUE...],NAME... (e.g. vivace,cubic)"
+    )
+    transfer.add_argument(
+        "--scenario",
+        required=True,
+        help="scenario name or file (see `pccstream emulate scenarios`)",
+    )
+    transfer.add_argument(
+        "--param", action="append", default=[], metavar="KEY=VALUE", help="scenario parameter"
+    )
+    transfer.add_argument(
+        "--duration", type=float, default=30.0, help="seconds per run (default 30)"
+    )
+    transfer.add_argument(
+        "--flows", type=int, default=1, help="concurrent flows per arm (default 1)"
+    )
+    transfer.add_argument("--runs", type=int, default=1, help="runs per arm (default 1)")
+    transfer.add_argument("--seed", type=int, default=1, help="base seed (run i uses seed+i)")
+    transfer.add_argument("--compete", action="store_true", help="run all arms at once on one link")
+    transfer.add_argument(
+        "--fairness-window", type=float, default=20.0, help="last S seconds for Jain's index"
+    )
+    transfer.add_argument("--log-dir", type=Path, help="keep the emulator logs here")
+    transfer.add_argument("--json", action="store_true", help="print only the JSON result")
+    transfer.set_defaults(func=_transfer)
+
+
+def _transfer(args: argparse.Namespace) -> int:
+    if args.duration <= 0 or args.duration > 3600:
+        raise UserError(f"--duration {args.duration}: must be in (0, 3600] seconds")
+    if not 1 <= args.flows <= 16:
+        raise UserError(f"--flows {args.flows}: must be 1..16")
+    if not 1 <= args.runs <= 100:
+        raise UserError(f"--runs {args.runs}: must be 1..100")
+    arms = [Arm.parse(text) for text in args.cc.split(",") if text.strip()]
+    if not arms:
+        raise UserError("--cc names no controller")
+    params: dict[str, str] = {}
+    for item in args.param:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise UserError(f"--param {item!r}: expected KEY=VALUE")
+        params[key] = value
+    settings = TransferSettings(
+        arms=arms,
+        scenario=args.scenario,
+        scenario_params=params,
+        duration_s=args.duration,
+        flows=args.flows,
+        runs=args.runs,
+        seed=args.seed,
+        compete=args.compete,
+        fairness_window_s=min(args.fairness_window, args.duration),
+        log_dir=args.log_dir,
+    )
+    result = run_transfer_sync(settings, lambda line: print(line, file=sys.stderr, flush=True))
+    print(json.dumps(result if args.json else _without_series(result), indent=2))
+    return 0
+
+
+def _without_series(result: dict[str, object]) -> dict[str, object]:
+    return result
