@@ -238,9 +238,8 @@ async def run_transfer(
             rng.shuffle(order)
             for group in order:
                 label = "+".join(arm.label for arm in group)
-                progress(
-                    f"run {run + 1}/{settings.runs}: {label} on {settings.scenario} for {settings.duration_s:g} s"
-                )
+                where = f"{settings.scenario} for {settings.duration_s:g} s"
+                progress(f"run {run + 1}/{settings.runs}: {label} on {where}")
                 log_path = log_dir / f"run{run}-{label.replace(':', '_')}.log"
                 outcome = await _one_run(settings, group, run, media, log_path)
                 outcome["log"] = str(log_path) if settings.log_dir else None
