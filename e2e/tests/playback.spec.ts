@@ -35,13 +35,21 @@ test('plays the whole stream over WebTransport without stalls', async ({ page },
 test('a 3 s server-side withhold shows up as a stall', async ({ page }) => {
   // A 0.5 s buffer target keeps the player close to the edge, so withholding data stalls it.
   await page.goto(
-    playerUrl(server.info.page_url, { mode: 'fixed', bitrate: 750, buffer: 0.5, 'test.withhold_at': 5, 'test.withhold_s': 3 }),
+    playerUrl(server.info.page_url, {
+      cc: 'cubic',
+      mode: 'fixed',
+      bitrate: 750,
+      buffer: 0.5,
+      'test.withhold_at': 5,
+      'test.withhold_s': 3,
+    }),
   );
   const m = await playToEnd(page, (manifest.duration_s + 60) * 1000);
   console.log(`withheld run: ${JSON.stringify({ ...m, segments: m.segments.length })}`);
   expect(m.error).toBeNull();
   expect(m.ended).toBe(true);
   expect(m.stallSeconds).toBeGreaterThanOrEqual(2.5);
+  expect(m.stallSeconds).toBeLessThan(4.5); // the withhold, not some other cause
   expect(m.stallCount).toBeGreaterThanOrEqual(1);
   expect(m.bufferingRatio).toBeGreaterThan(0);
 });
