@@ -33,13 +33,13 @@ test('plays the whole stream over WebTransport without stalls', async ({ page },
 });
 
 test('a 3 s server-side withhold shows up as a stall', async ({ page }) => {
-  // A 0.5 s buffer target keeps the player close to the edge, so withholding data stalls it.
+  // A 0.3 s buffer target keeps the player at the edge: a 3 s withhold must stall it ≈ 2.8 s.
   await page.goto(
     playerUrl(server.info.page_url, {
       cc: 'cubic',
       mode: 'fixed',
       bitrate: 750,
-      buffer: 0.5,
+      buffer: 0.3,
       'test.withhold_at': 5,
       'test.withhold_s': 3,
     }),

@@ -1,0 +1,153 @@
+import './style.css';
+import { fetchConfig, type ServerConfig } from './config';
+import { MetricsSampler } from './metrics/sampler';
+import { parseParams, parseSha256Hex, sessionUrl } from './params';
+import { ServerError } from './transport/response';
+import { Session } from './transport/session';
+import { TelemetryLog } from './transport/telemetry';
+import { MetricsPanel } from './ui/panel';
+import { PLAYER_VERSION } from './version';
+import { Player, browserDeps } from './watch/player';
+
+const PANEL_INTERVAL_MS = 250;
+
+function element<T extends HTMLElement>(selector: string, type: new () => T): T {
+  const el = document.querySelector(selector);
+  if (!(el instanceof type)) throw new Error(`page is missing ${selector}`);
+  return el;
+}
+
+const video = element('#video', HTMLVideoElement);
+const statusEl = element('#status', HTMLElement);
+const errorEl = element('#error', HTMLElement);
+const warningsEl = element('#warnings', HTMLElement);
+const panel = new MetricsPanel(element('#metrics', HTMLTableElement));
+
+const telemetry = new TelemetryLog();
+let player: Player | null = null;
+let session: Session | null = null;
+let config: ServerConfig | null = null;
+let errorText: string | null = null;
+
+function setStatus(text: string): void {
+  statusEl.textContent = text;
+}
+
+function setError(text: string): void {
+  if (errorText !== null) return; // the first error is the cause; later ones are consequences
+  errorText = text;
+  errorEl.textContent = `Error: ${text}`;
+  errorEl.hidden = false;
+  setStatus('stopped by an error');
+  player?.stop();
+  console.error(`pccstream: ${text}`);
+}
+
+function describeError(error: unknown): string {
+  if (error instanceof ServerError) return error.message;
+  if (error instanceof Error) return error.message || error.name;
+  return String(error);
+}
+
+const sampler = new MetricsSampler(video, {
+  eos: () => player?.eos ?? false,
+  renditionAt: (t) => player?.renditionAt(t) ?? null,
+  segments: () => player?.segments ?? [],
+  error: () => errorText,
+});
+
+window.pccstream = {
+  version: PLAYER_VERSION,
+  metrics: () => sampler.metrics(),
+  telemetry: () => telemetry.records(),
+};
+
+video.muted = true;
+video.addEventListener('error', () => {
+  const e = video.error;
+  if (e) setError(`media error ${e.code}${e.message ? `: ${e.message}` : ''}`);
+});
+
+async function start(): Promise<void> {
+  const { params, errors, warnings } = parseParams(window.location.search);
+  if (warnings.length > 0) {
+    warningsEl.textContent = warnings.join('\n');
+    warningsEl.hidden = false;
+  }
+  if (errors.length > 0) {
+    setError(`bad URL parameters: ${errors.join('; ')}`);
+    return;
+  }
+
+  video.autoplay = params.autoplay;
+  if (params.autoplay) {
+    // Startup counts from page start (performance.now() = 0 is navigation start).
+    sampler.startRequested(0);
+  } else {
+    video.controls = true;
+    video.addEventListener('play', () => sampler.startRequested(performance.now()), { once: true });
+  }
+  sampler.start();
+
+  setStatus('fetching /api/config');
+  try {
+    config = await fetchConfig();
+    performance.mark('pccstream:config');
+  } catch (error) {
+    if (params.server === null || params.certHash === null) {
+      throw new Error(`cannot read the server configuration (${describeError(error)}); give server= and certHash= to play without it`);
+    }
+  }
+
+  const cc = params.forwarded.find(([name]) => name === 'cc')?.[1] ?? null;
+  if (cc !== null && config?.controllers && !config.controllers.includes(cc)) {
+    throw new Error(`unknown congestion controller "${cc}"; the server has ${config.controllers.join(', ')}`);
+  }
+
+  const base = params.server ?? config?.webtransport_url;
+  if (!base) throw new Error('no WebTransport URL');
+  let certHash = params.certHash;
+  if (certHash === null && config) {
+    certHash = parseSha256Hex(config.certificate_sha256);
+    if (certHash === null) throw new Error('/api/config certificate_sha256 is not a SHA-256 hex digest');
+  }
+  const url = sessionUrl(base, params.forwarded);
+  setStatus(`connecting to ${url}`);
+  session = await Session.connect(url, certHash, telemetry);
+  performance.mark('pccstream:connected');
+  const current = session;
+  window.addEventListener('pagehide', () => current.close());
+
+  const hooks = {
+    status: setStatus,
+    firstMedia: (): void => {
+      performance.mark('pccstream:first-media');
+      if (params.autoplay) {
+        video.play().catch((error: unknown) => {
+          setStatus(`autoplay refused (${describeError(error)}): press play`);
+          video.controls = true;
+        });
+      }
+    },
+  };
+  player = new Player(session, video, params, hooks, browserDeps(video));
+  await player.run();
+}
+
+function updatePanel(): void {
+  const m = sampler.metrics();
+  const decision = player?.lastDecision;
+  const throughput = player?.throughputEstimateBps() ?? null;
+  panel.render(m, {
+    session: session?.url ?? null,
+    cc: (telemetry.hello?.['cc'] as string | undefined) ?? config?.default_cc ?? null,
+    throughputKbps: throughput === null ? null : throughput / 1000,
+    decision: decision ? `${decision.reason} → ${decision.index}` : null,
+    telemetryRecords: telemetry.length,
+  });
+  if (session?.closedReason && errorText === null && !(m.ended || player?.eos)) setError(session.closedReason);
+}
+
+setInterval(updatePanel, PANEL_INTERVAL_MS);
+window.addEventListener('unhandledrejection', (event) => setError(describeError(event.reason)));
+start().catch((error: unknown) => setError(describeError(error)));

@@ -1,0 +1,236 @@
+import { describe, expect, it } from 'vitest';
+import { PlaybackMetrics, type PlaybackSample } from './playback';
+
+/**
+ * A fake player: a clock in ms, a playhead that advances while playing, a buffer that
+ * drains while playing and grows with `deliver`. Samples every `stepMs`.
+ */
+class FakePlayer {
+  t = 0;
+  currentTime = 0;
+  bufferEnd = 0;
+  paused = false;
+  eos = false;
+  duration = Infinity;
+  rendition: number | null = 0;
+  bitrateBps: number | null = 1_000_000;
+  readonly metrics = new PlaybackMetrics();
+
+  constructor(readonly stepMs = 25) {}
+
+  sampleNow(): void {
+    const s: PlaybackSample = {
+      t: this.t,
+      currentTime: this.currentTime,
+      bufferAhead: Math.max(0, this.bufferEnd - this.currentTime),
+      ended: this.ended,
+      paused: this.paused,
+      eos: this.eos,
+      rendition: this.rendition,
+      bitrateBps: this.bitrateBps,
+    };
+    this.metrics.sample(s);
+  }
+
+  get ended(): boolean {
+    return this.currentTime >= this.duration;
+  }
+
+  /** Run for `ms`: the playhead advances when not paused and media is buffered. */
+  run(ms: number): void {
+    const end = this.t + ms;
+    while (this.t < end - 1e-9) {
+      const dt = Math.min(this.stepMs, end - this.t);
+      if (!this.paused && !this.ended) {
+        this.currentTime = Math.min(this.currentTime + dt / 1000, this.bufferEnd, this.duration);
+      }
+      this.t += dt;
+      this.sampleNow();
+    }
+  }
+}
+
+describe('PlaybackMetrics', () => {
+  it('reports nothing before the play request', () => {
+    const p = new FakePlayer();
+    p.bufferEnd = 10;
+    p.paused = true;
+    p.run(200);
+    const m = p.metrics.snapshot();
+    expect(m).toMatchObject({ state: 'loading', startupDelayMs: null, bufferingRatio: 0, playSeconds: 0, stallSeconds: 0 });
+  });
+
+  it('measures startup from the play request to the first frame, excluded from stalls', () => {
+    const p = new FakePlayer(50);
+    p.metrics.startRequested(0);
+    p.sampleNow();
+    p.run(1000); // no media yet: startup, not a stall
+    expect(p.metrics.snapshot().state).toBe('startup');
+    p.bufferEnd = 10;
+    p.run(2000);
+    const m = p.metrics.snapshot();
+    // Playback began inside the interval after the media arrived: within one step of 1000 ms.
+    expect(m.startupDelayMs).not.toBeNull();
+    expect(m.startupDelayMs ?? 0).toBeGreaterThanOrEqual(1000);
+    expect(m.startupDelayMs ?? 0).toBeLessThanOrEqual(1050);
+    expect(m.stallSeconds).toBe(0);
+    expect(m.stallCount).toBe(0);
+    expect(m.playSeconds).toBeCloseTo(2, 1);
+    expect(m.bufferingRatio).toBe(0);
+    expect(m.state).toBe('playing');
+  });
+
+  it('interpolates the start of playback inside a sampling interval', () => {
+    const m = new PlaybackMetrics();
+    m.startRequested(100);
+    const base = { bufferAhead: 5, ended: false, paused: false, eos: false, rendition: 0, bitrateBps: 1e6 };
+    m.sample({ ...base, t: 100, currentTime: 0 });
+    m.sample({ ...base, t: 150, currentTime: 0 });
+    m.sample({ ...base, t: 200, currentTime: 0.02 }); // began at ~180
+    const s = m.snapshot();
+    expect(s.startupDelayMs).toBeCloseTo(80, 6);
+    expect(s.playSeconds).toBeCloseTo(0.02, 6);
+  });
+
+  it('counts a stall and its duration, then recovery', () => {
+    const p = new FakePlayer(25);
+    p.metrics.startRequested(0);
+    p.bufferEnd = 2;
+    p.sampleNow();
+    p.run(4000); // plays 2 s, then stalls 2 s (buffer empty)
+    let m = p.metrics.snapshot();
+    expect(m.state).toBe('stalled');
+    expect(m.stallCount).toBe(1);
+    // Stalled from buffer < 0.1 s (t ≈ 1.9 s) to 4 s.
+    expect(m.stallSeconds).toBeCloseTo(2.1, 1);
+    expect(m.playSeconds).toBeCloseTo(1.9, 1);
+    p.bufferEnd = 10;
+    p.run(3000);
+    m = p.metrics.snapshot();
+    expect(m.stallCount).toBe(1);
+    expect(m.stallSeconds).toBeCloseTo(2.1, 1);
+    expect(m.playSeconds).toBeCloseTo(4.9, 1);
+    expect(m.bufferingRatio).toBeCloseTo(2.1 / 7, 2);
+    expect(m.state).toBe('playing');
+  });
+
+  it('counts separate stalls', () => {
+    const p = new FakePlayer(50);
+    p.metrics.startRequested(0);
+    p.bufferEnd = 1;
+    p.sampleNow();
+    p.run(1500);
+    p.bufferEnd = 2;
+    p.run(1500);
+    p.bufferEnd = 20;
+    p.run(1000);
+    const m = p.metrics.snapshot();
+    expect(m.stallCount).toBe(2);
+    expect(m.stallSeconds + m.playSeconds).toBeCloseTo(4, 6);
+  });
+
+  it('does not count the viewer pausing, nor the end of a fully delivered stream', () => {
+    const p = new FakePlayer(25);
+    p.metrics.startRequested(0);
+    p.bufferEnd = 3;
+    p.duration = 3;
+    p.eos = true;
+    p.sampleNow();
+    p.run(1000);
+    p.paused = true;
+    p.run(5000);
+    p.paused = false;
+    p.run(5000);
+    const m = p.metrics.snapshot();
+    expect(m.stallSeconds).toBe(0);
+    expect(m.stallCount).toBe(0);
+    expect(m.playSeconds).toBeCloseTo(3, 1);
+    expect(m.ended).toBe(true);
+    expect(m.state).toBe('ended');
+  });
+
+  it('counts the empty tail of an undelivered stream as a stall', () => {
+    const p = new FakePlayer(25);
+    p.metrics.startRequested(0);
+    p.bufferEnd = 1;
+    p.duration = 3;
+    p.sampleNow();
+    p.run(2000);
+    expect(p.metrics.snapshot().stallCount).toBe(1);
+  });
+
+  it('does not treat a frozen playhead with buffer as play', () => {
+    const m = new PlaybackMetrics();
+    m.startRequested(0);
+    const base = { bufferAhead: 5, ended: false, paused: false, eos: false, rendition: 0, bitrateBps: 1e6 };
+    m.sample({ ...base, t: 0, currentTime: 0 });
+    m.sample({ ...base, t: 50, currentTime: 0.05 });
+    for (let t = 100; t <= 1000; t += 50) m.sample({ ...base, t, currentTime: 0.05 });
+    const s = m.snapshot();
+    expect(s.playSeconds).toBeCloseTo(0.05, 6);
+    expect(s.stallSeconds).toBe(0);
+  });
+
+  it('weights the mean bitrate by play time and counts switches', () => {
+    const p = new FakePlayer(50);
+    p.metrics.startRequested(0);
+    p.bufferEnd = 100;
+    p.sampleNow();
+    p.rendition = 0;
+    p.bitrateBps = 1_000_000;
+    p.run(3000);
+    p.rendition = 1;
+    p.bitrateBps = 3_000_000;
+    p.run(1000);
+    p.rendition = 0;
+    p.bitrateBps = 1_000_000;
+    p.run(1000);
+    const m = p.metrics.snapshot();
+    expect(m.bitrateSwitches).toBe(2);
+    // 4 s at 1000 kbit/s, 1 s at 3000 kbit/s (± one 50 ms interval at each change).
+    expect(m.meanBitrateKbps).toBeGreaterThan(1350);
+    expect(m.meanBitrateKbps).toBeLessThan(1450);
+  });
+
+  it('ignores samples that go back in time and uses irregular intervals honestly', () => {
+    const m = new PlaybackMetrics();
+    m.startRequested(0);
+    const base = { ended: false, paused: false, eos: false, rendition: 0, bitrateBps: 1e6 };
+    m.sample({ ...base, t: 0, currentTime: 0, bufferAhead: 1 });
+    m.sample({ ...base, t: 30, currentTime: 0.03, bufferAhead: 1 });
+    m.sample({ ...base, t: 530, currentTime: 0.53, bufferAhead: 0.05 }); // a late timer: 500 ms
+    m.sample({ ...base, t: 400, currentTime: 0.53, bufferAhead: 0 }); // junk
+    m.sample({ ...base, t: 1530, currentTime: 0.58, bufferAhead: 0 });
+    const s = m.snapshot();
+    expect(s.playSeconds).toBeCloseTo(0.53, 6);
+    expect(s.stallSeconds).toBeCloseTo(1.0, 6);
+    expect(s.stallCount).toBe(1);
+  });
+});
+
+describe('PlaybackMetrics and seeks', () => {
+  const base = { bufferAhead: 5, ended: false, paused: false, eos: false, rendition: 0, bitrateBps: 1e6 };
+
+  it('does not take a seek before startup for the first frame', () => {
+    const m = new PlaybackMetrics();
+    m.startRequested(0);
+    m.sample({ ...base, t: 0, currentTime: 0, bufferAhead: 0 });
+    m.noteSeek(0.033);
+    m.sample({ ...base, t: 25, currentTime: 0.033 });
+    expect(m.snapshot().startupDelayMs).toBeNull();
+    m.sample({ ...base, t: 50, currentTime: 0.033 });
+    m.sample({ ...base, t: 75, currentTime: 0.043 });
+    expect(m.snapshot().startupDelayMs).toBeCloseTo(65, 6);
+  });
+
+  it('does not count a seek jump as play', () => {
+    const m = new PlaybackMetrics();
+    m.startRequested(0);
+    m.sample({ ...base, t: 0, currentTime: 0 });
+    m.sample({ ...base, t: 100, currentTime: 0.1 });
+    m.noteSeek(5);
+    m.sample({ ...base, t: 200, currentTime: 5 });
+    m.sample({ ...base, t: 300, currentTime: 5.1 });
+    expect(m.snapshot().playSeconds).toBeCloseTo(0.2, 6);
+  });
+});

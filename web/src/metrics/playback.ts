@@ -1,0 +1,190 @@
+/**
+ * Puffer-style playback accounting, pure: the browser glue feeds samples taken every
+ * ≤ 50 ms on the page clock (performance.now(), ms) and this class classifies the time
+ * between consecutive samples. Nothing here reads a real clock, so tests use fake times.
+ *
+ * Definitions (also in web/README.md):
+ * - A sample is *stalled* when, after startup, the buffered video ahead of `currentTime` is
+ *   below STALL_THRESHOLD_S (0.1 s) while the video is neither ended, nor paused by the
+ *   viewer, nor fully delivered (`eos`: every segment appended and endOfStream() called —
+ *   the last tenth of a second of a finished stream is not a stall).
+ * - Each interval between two samples is classified by the state of the sample at its
+ *   START (left Riemann sum; a state change is known at most one interval late in either
+ *   direction, so errors cancel out on average and are bounded by one interval per change):
+ *     stalled at start            → stallSeconds
+ *     not stalled, `currentTime` advanced over the interval → playSeconds
+ *     otherwise (paused, ended, frozen with buffer) → neither.
+ * - Startup: from `startRequested(t)` (page start with autoplay, else the play request) to
+ *   the first frame playing, i.e. the first sample whose `currentTime` is past the value at
+ *   the play request. The moment playback began is interpolated as
+ *   t − (currentTime advance) / playbackRate, clamped into the interval, so startupDelayMs is
+ *   not rounded up to the sampling period. Startup time is neither stall nor play.
+ * - stallCount: transitions into the stalled state after startup.
+ * - bufferingRatio = stallSeconds / (stallSeconds + playSeconds), 0 when both are 0.
+ * - meanBitrateKbps: ladder bitrate of the rendition whose media is at `currentTime`,
+ *   weighted by play time (stall time carries no weight); 0 before any play time.
+ * - bitrateSwitches: changes of that rendition between play intervals.
+ */
+
+export const STALL_THRESHOLD_S = 0.1;
+
+export interface PlaybackSample {
+  /** Page clock, ms. */
+  t: number;
+  /** video.currentTime, s. */
+  currentTime: number;
+  /** Buffered media ahead of currentTime in the range containing it, s (0 if none). */
+  bufferAhead: number;
+  /** video.ended. */
+  ended: boolean;
+  /** video.paused: paused by the viewer or not yet started (a stall is not a pause). */
+  paused: boolean;
+  /** Every segment appended and endOfStream() called. */
+  eos: boolean;
+  /** video.seeking: a playhead jump is not play. */
+  seeking?: boolean;
+  /** Rendition index of the media at currentTime (null if unknown). */
+  rendition: number | null;
+  /** Its ladder bitrate, bit/s. */
+  bitrateBps: number | null;
+  playbackRate?: number;
+}
+
+export interface PlaybackSnapshot {
+  bufferingRatio: number;
+  startupDelayMs: number | null;
+  stallCount: number;
+  stallSeconds: number;
+  playSeconds: number;
+  meanBitrateKbps: number;
+  bitrateSwitches: number;
+  ended: boolean;
+  state: 'loading' | 'startup' | 'playing' | 'stalled' | 'paused' | 'ended';
+}
+
+const ADVANCE_EPSILON_S = 1e-3;
+
+export class PlaybackMetrics {
+  private startMs: number | null = null;
+  private startCurrentTime: number | null = null;
+  private startupEndMs: number | null = null;
+  private prev: PlaybackSample | null = null;
+  private stallMs = 0;
+  private playMs = 0;
+  private bitrateMsSum = 0;
+  private bitrateMs = 0;
+  private stalls = 0;
+  private inStall = false;
+  private switches = 0;
+  private lastPlayedRendition: number | null = null;
+  private sawEnded = false;
+  private lastState: PlaybackSnapshot['state'] = 'loading';
+  private seekPending = false;
+
+  constructor(private readonly stallThresholdS = STALL_THRESHOLD_S) {}
+
+  /** The play request (page start with autoplay). Later calls are ignored. */
+  startRequested(tMs: number): void {
+    if (this.startMs === null) this.startMs = tMs;
+  }
+
+  /**
+   * A seek (the 'seeking' event) to `currentTime`: the jump is not playback. Before startup
+   * it moves the reference position; after, the interval holding the jump is not play.
+   */
+  noteSeek(currentTime: number): void {
+    if (this.startupEndMs === null) {
+      if (this.startMs !== null) this.startCurrentTime = currentTime;
+    } else {
+      this.seekPending = true;
+    }
+  }
+
+  get started(): boolean {
+    return this.startupEndMs !== null;
+  }
+
+  isStalled(s: PlaybackSample): boolean {
+    return !s.ended && !s.paused && !s.eos && s.bufferAhead < this.stallThresholdS;
+  }
+
+  sample(s: PlaybackSample): void {
+    const prev = this.prev;
+    if (prev !== null && s.t < prev.t) return; // a clock never goes back; ignore junk
+    this.prev = s;
+    if (s.ended) this.sawEnded = true;
+    if (this.startMs === null) {
+      this.lastState = 'loading';
+      return;
+    }
+    if (this.startCurrentTime === null || (this.startupEndMs === null && s.seeking)) {
+      this.startCurrentTime = s.currentTime;
+    }
+
+    if (this.startupEndMs === null) {
+      if (s.currentTime > this.startCurrentTime + ADVANCE_EPSILON_S && prev !== null && !prev.seeking) {
+        // First frame played during (prev.t, s.t]: interpolate when.
+        const rate = s.playbackRate && s.playbackRate > 0 ? s.playbackRate : 1;
+        const advancedMs = ((s.currentTime - this.startCurrentTime) * 1000) / rate;
+        const lower = Math.max(prev.t, this.startMs);
+        const began = Math.min(s.t, Math.max(lower, s.t - advancedMs));
+        this.startupEndMs = began;
+        this.addPlay(s.t - began, s.rendition ?? prev.rendition, s.bitrateBps ?? prev.bitrateBps);
+        this.afterSample(s);
+      } else {
+        this.lastState = s.ended ? 'ended' : 'startup';
+      }
+      return;
+    }
+
+    const jumped = this.seekPending;
+    this.seekPending = false;
+    if (prev !== null) {
+      const dt = s.t - prev.t;
+      if (this.isStalled(prev)) {
+        this.stallMs += dt;
+      } else if (s.currentTime > prev.currentTime && !prev.ended && !prev.seeking && !s.seeking && !jumped) {
+        this.addPlay(dt, prev.rendition ?? s.rendition, prev.bitrateBps ?? s.bitrateBps);
+      }
+    }
+    this.afterSample(s);
+  }
+
+  private afterSample(s: PlaybackSample): void {
+    const stalled = this.isStalled(s);
+    if (stalled && !this.inStall) this.stalls += 1;
+    this.inStall = stalled;
+    this.lastState = s.ended ? 'ended' : stalled ? 'stalled' : s.paused ? 'paused' : 'playing';
+  }
+
+  private addPlay(ms: number, rendition: number | null, bitrateBps: number | null): void {
+    if (ms <= 0) return;
+    this.playMs += ms;
+    if (bitrateBps !== null) {
+      this.bitrateMsSum += bitrateBps * ms;
+      this.bitrateMs += ms;
+    }
+    if (rendition !== null) {
+      if (this.lastPlayedRendition !== null && rendition !== this.lastPlayedRendition) this.switches += 1;
+      this.lastPlayedRendition = rendition;
+    }
+  }
+
+  snapshot(): PlaybackSnapshot {
+    const stallSeconds = this.stallMs / 1000;
+    const playSeconds = this.playMs / 1000;
+    const total = stallSeconds + playSeconds;
+    return {
+      bufferingRatio: total > 0 ? stallSeconds / total : 0,
+      startupDelayMs:
+        this.startupEndMs !== null && this.startMs !== null ? this.startupEndMs - this.startMs : null,
+      stallCount: this.stalls,
+      stallSeconds,
+      playSeconds,
+      meanBitrateKbps: this.bitrateMs > 0 ? this.bitrateMsSum / this.bitrateMs / 1000 : 0,
+      bitrateSwitches: this.switches,
+      ended: this.sawEnded,
+      state: this.lastState,
+    };
+  }
+}

@@ -1,0 +1,84 @@
+import { bufferAhead, toRanges } from '../media/ranges';
+import { PlaybackMetrics, type PlaybackSample } from './playback';
+import type { Metrics, SegmentRecord } from './types';
+
+/** Sampling period: well under the 50 ms the definitions require. */
+export const SAMPLE_INTERVAL_MS = 25;
+
+export interface PlaybackSource {
+  /** Every segment appended and endOfStream() called. */
+  eos(): boolean;
+  renditionAt(t: number): { rendition: number; bitrateBps: number } | null;
+  segments(): SegmentRecord[];
+  error(): string | null;
+}
+
+/**
+ * Browser glue: samples the <video> element every SAMPLE_INTERVAL_MS on the page clock and
+ * feeds PlaybackMetrics (which holds every definition). metrics() takes one more sample so
+ * the answer is current to the call.
+ */
+export class MetricsSampler {
+  readonly playback = new PlaybackMetrics();
+  private timer: ReturnType<typeof setInterval> | null = null;
+
+  constructor(
+    private readonly video: HTMLVideoElement,
+    private readonly source: PlaybackSource,
+  ) {
+    video.addEventListener('seeking', () => this.playback.noteSeek(video.currentTime));
+  }
+
+  start(): void {
+    if (this.timer === null) this.timer = setInterval(() => this.sample(), SAMPLE_INTERVAL_MS);
+  }
+
+  /** The play request; with autoplay this is the page start (performance.now() = 0). */
+  startRequested(tMs: number): void {
+    this.playback.startRequested(tMs);
+  }
+
+  bufferAhead(): number {
+    return bufferAhead(toRanges(this.video.buffered), this.video.currentTime);
+  }
+
+  sample(): void {
+    const video = this.video;
+    const currentTime = video.currentTime;
+    const at = this.source.renditionAt(currentTime);
+    const s: PlaybackSample = {
+      t: performance.now(),
+      currentTime,
+      bufferAhead: this.bufferAhead(),
+      ended: video.ended,
+      paused: video.paused,
+      eos: this.source.eos(),
+      seeking: video.seeking,
+      rendition: at?.rendition ?? null,
+      bitrateBps: at?.bitrateBps ?? null,
+      playbackRate: video.playbackRate,
+    };
+    this.playback.sample(s);
+  }
+
+  metrics(): Metrics {
+    this.sample();
+    const p = this.playback.snapshot();
+    const error = this.source.error();
+    return {
+      bufferingRatio: p.bufferingRatio,
+      startupDelayMs: p.startupDelayMs,
+      stallCount: p.stallCount,
+      stallSeconds: p.stallSeconds,
+      playSeconds: p.playSeconds,
+      meanBitrateKbps: p.meanBitrateKbps,
+      bitrateSwitches: p.bitrateSwitches,
+      segments: this.source.segments().map((s) => ({ ...s })),
+      ended: p.ended,
+      error,
+      state: error !== null ? 'error' : p.state,
+      bufferSeconds: this.bufferAhead(),
+      currentTime: this.video.currentTime,
+    };
+  }
+}

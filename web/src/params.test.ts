@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_BUFFER_S, parseParams, parseSha256Hex, sessionUrl } from './params';
+
+const HASH = 'ab'.repeat(32);
+
+describe('parseParams', () => {
+  it('has defaults', () => {
+    const { params, errors, warnings } = parseParams('');
+    expect(errors).toEqual([]);
+    expect(warnings).toEqual([]);
+    expect(params).toEqual({
+      server: null,
+      certHash: null,
+      mode: 'abr',
+      bitrateKbps: null,
+      bufferS: DEFAULT_BUFFER_S,
+      autoplay: true,
+      forwarded: [],
+    });
+  });
+
+  it('reads every parameter', () => {
+    const { params, errors } = parseParams(
+      `?server=https://127.0.0.1:5555/stream&certHash=${HASH}&mode=fixed&bitrate=1500&buffer=4.5&autoplay=0`,
+    );
+    expect(errors).toEqual([]);
+    expect(params.server).toBe('https://127.0.0.1:5555/stream');
+    expect(params.certHash?.length).toBe(32);
+    expect(params.certHash?.[0]).toBe(0xab);
+    expect(params.mode).toBe('fixed');
+    expect(params.bitrateKbps).toBe(1500);
+    expect(params.bufferS).toBe(4.5);
+    expect(params.autoplay).toBe(false);
+  });
+
+  it('forwards cc, cc.* and test.* in order', () => {
+    const { params, errors } = parseParams('?cc=vivace&cc.t=0.9&buffer=5&test.withhold_at=3&cc.b=900&test.withhold_s=2');
+    expect(errors).toEqual([]);
+    expect(params.forwarded).toEqual([
+      ['cc', 'vivace'],
+      ['cc.t', '0.9'],
+      ['test.withhold_at', '3'],
+      ['cc.b', '900'],
+      ['test.withhold_s', '2'],
+    ]);
+  });
+
+  it('means mode=fixed when only bitrate is given', () => {
+    expect(parseParams('?bitrate=800').params.mode).toBe('fixed');
+  });
+
+  it.each([
+    ['?mode=live', /reserved/],
+    ['?mode=bogus', /unknown mode/],
+    ['?mode=fixed', /needs bitrate/],
+    ['?mode=abr&bitrate=100', /only applies to mode=fixed/],
+    ['?bitrate=-5', /bitrate/],
+    ['?bitrate=abc', /bitrate/],
+    ['?buffer=0', /buffer/],
+    ['?buffer=1e9', /buffer/],
+    ['?autoplay=maybe', /autoplay/],
+    ['?certHash=abcd', /certHash/],
+    ['?server=http://127.0.0.1:4433/stream', /https/],
+    ['?server=not a url', /https/],
+    ['?cc=', /empty controller/],
+    ['?cc.=1', /empty parameter/],
+  ])('reports %s', (query, message) => {
+    const { errors } = parseParams(query);
+    expect(errors.length).toBeGreaterThan(0);
+    expect(errors.join('\n')).toMatch(message);
+  });
+
+  it('warns about unknown parameters without failing', () => {
+    const { errors, warnings } = parseParams('?bitrte=100');
+    expect(errors).toEqual([]);
+    expect(warnings).toEqual(['unknown URL parameter "bitrte" ignored']);
+  });
+});
+
+describe('parseSha256Hex', () => {
+  it('accepts colons and upper case', () => {
+    const colon = HASH.toUpperCase().match(/../g)?.join(':') ?? '';
+    expect(parseSha256Hex(colon)).toEqual(parseSha256Hex(HASH));
+  });
+  it('rejects wrong lengths', () => {
+    expect(parseSha256Hex(HASH + '00')).toBeNull();
+    expect(parseSha256Hex('zz'.repeat(32))).toBeNull();
+  });
+});
+
+describe('sessionUrl', () => {
+  it('appends forwarded parameters', () => {
+    expect(sessionUrl('https://127.0.0.1:4433/stream', [['cc', 'vivace'], ['cc.t', '0.9']])).toBe(
+      'https://127.0.0.1:4433/stream?cc=vivace&cc.t=0.9',
+    );
+  });
+  it('keeps an existing query', () => {
+    expect(sessionUrl('https://h:1/stream?a=1', [['test.withhold_at', '2']])).toBe(
+      'https://h:1/stream?a=1&test.withhold_at=2',
+    );
+  });
+});

@@ -1,0 +1,152 @@
+/**
+ * Page URL parameters (see web/README.md for the table). Parsing is pure: it returns the
+ * parameters and every problem found, and the page shows the problems.
+ */
+
+export type Mode = 'fixed' | 'abr';
+
+export interface PlayerParams {
+  /** WebTransport URL to dial instead of /api/config's `webtransport_url` (e.g. an emulator). */
+  server: string | null;
+  /** SHA-256 of the server's DER certificate, replacing /api/config's `certificate_sha256`. */
+  certHash: Uint8Array | null;
+  mode: Mode;
+  /** mode=fixed: requested bitrate in kbit/s. */
+  bitrateKbps: number | null;
+  /** Buffer target in seconds: the player requests the next segment while the buffer ahead is below it. */
+  bufferS: number;
+  autoplay: boolean;
+  /** `cc`, `cc.*` and `test.*` parameters, in page order, forwarded to the WebTransport URL. */
+  forwarded: [string, string][];
+}
+
+export const DEFAULT_BUFFER_S = 10;
+export const MAX_BUFFER_S = 600;
+
+export interface ParsedParams {
+  params: PlayerParams;
+  /** Fatal: the page shows them and does not play. */
+  errors: string[];
+  /** Shown, not fatal (e.g. an unknown parameter, which may be a typo). */
+  warnings: string[];
+}
+
+/** `cc`, `cc.NAME` and `test.NAME` go to the server as session parameters. */
+export function isForwardedParam(name: string): boolean {
+  return name === 'cc' || name.startsWith('cc.') || name.startsWith('test.');
+}
+
+const KNOWN = new Set(['server', 'certHash', 'mode', 'bitrate', 'buffer', 'autoplay']);
+
+/** Parse a hex SHA-256 (64 hex digits; ':' and whitespace separators allowed). */
+export function parseSha256Hex(text: string): Uint8Array | null {
+  const hex = text.replace(/[\s:]/g, '');
+  if (!/^[0-9a-fA-F]{64}$/.test(hex)) return null;
+  const out = new Uint8Array(32);
+  for (let i = 0; i < 32; i++) out[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+  return out;
+}
+
+function parsePositiveNumber(text: string): number | null {
+  if (!/^\s*\d+(\.\d+)?\s*$/.test(text)) return null;
+  const value = Number(text);
+  return Number.isFinite(value) && value > 0 ? value : null;
+}
+
+export function parseParams(search: string | URLSearchParams): ParsedParams {
+  const query = typeof search === 'string' ? new URLSearchParams(search) : search;
+  const errors: string[] = [];
+  const warnings: string[] = [];
+  const params: PlayerParams = {
+    server: null,
+    certHash: null,
+    mode: 'abr',
+    bitrateKbps: null,
+    bufferS: DEFAULT_BUFFER_S,
+    autoplay: true,
+    forwarded: [],
+  };
+
+  for (const [name, value] of query) {
+    if (isForwardedParam(name)) {
+      if (name === 'cc' && value === '') errors.push('cc: empty controller name');
+      else if (name.endsWith('.')) errors.push(`${name}: empty parameter name`);
+      else params.forwarded.push([name, value]);
+    } else if (!KNOWN.has(name)) {
+      warnings.push(`unknown URL parameter "${name}" ignored`);
+    }
+  }
+
+  const server = query.get('server');
+  if (server !== null) {
+    let url: URL | null = null;
+    try {
+      url = new URL(server);
+    } catch {
+      url = null;
+    }
+    if (url === null || url.protocol !== 'https:') {
+      errors.push(`server: expected an https:// WebTransport URL, got ${JSON.stringify(server)}`);
+    } else {
+      params.server = url.href;
+    }
+  }
+
+  const certHash = query.get('certHash');
+  if (certHash !== null) {
+    params.certHash = parseSha256Hex(certHash);
+    if (params.certHash === null) {
+      errors.push('certHash: expected the SHA-256 of the certificate as 64 hex digits');
+    }
+  }
+
+  const bitrate = query.get('bitrate');
+  if (bitrate !== null) {
+    params.bitrateKbps = parsePositiveNumber(bitrate);
+    if (params.bitrateKbps === null) errors.push(`bitrate: expected kbit/s > 0, got ${JSON.stringify(bitrate)}`);
+  }
+
+  const mode = query.get('mode');
+  if (mode === null) {
+    // Convenience: a bitrate alone means a fixed rendition.
+    params.mode = bitrate !== null ? 'fixed' : 'abr';
+  } else if (mode === 'fixed' || mode === 'abr') {
+    params.mode = mode;
+  } else if (mode === 'live') {
+    errors.push('mode=live is reserved and not implemented yet');
+  } else {
+    errors.push(`mode: unknown mode ${JSON.stringify(mode)} (expected fixed or abr)`);
+  }
+  if (params.mode === 'fixed' && bitrate === null && mode === 'fixed') {
+    errors.push('mode=fixed needs bitrate=KBPS');
+  }
+  if (params.mode === 'abr' && bitrate !== null && mode === 'abr') {
+    errors.push('bitrate only applies to mode=fixed');
+  }
+
+  const buffer = query.get('buffer');
+  if (buffer !== null) {
+    const value = parsePositiveNumber(buffer);
+    if (value === null || value > MAX_BUFFER_S) {
+      errors.push(`buffer: expected seconds in (0, ${MAX_BUFFER_S}], got ${JSON.stringify(buffer)}`);
+    } else {
+      params.bufferS = value;
+    }
+  }
+
+  const autoplay = query.get('autoplay');
+  if (autoplay !== null) {
+    if (autoplay === '1' || autoplay === 'true') params.autoplay = true;
+    else if (autoplay === '0' || autoplay === 'false') params.autoplay = false;
+    else errors.push(`autoplay: expected 1 or 0, got ${JSON.stringify(autoplay)}`);
+  }
+
+  return { params, errors, warnings };
+}
+
+/** The WebTransport URL: `base` plus the forwarded parameters (appended after any already there). */
+export function sessionUrl(base: string, forwarded: [string, string][]): string {
+  const url = new URL(base);
+  for (const [name, value] of forwarded) url.searchParams.append(name, value);
+  return url.href;
+}

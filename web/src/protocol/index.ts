@@ -1,0 +1,6 @@
+export * from './constants';
+export * from './errors';
+export * from './hex';
+export * from './request';
+export * from './response';
+export * from './telemetry';

@@ -1,0 +1,136 @@
+import { encodeRequest, type KindName } from '../protocol';
+import { readResponse, type Response } from './response';
+import { TelemetryLog } from './telemetry';
+
+export class TransportError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TransportError';
+  }
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) {
+    // WebTransportError carries `source` ('session' | 'stream') and a stream error code.
+    const extra = error as Error & { source?: string; streamErrorCode?: number | null };
+    const parts = [error.message || error.name];
+    if (extra.source) parts.push(`source=${extra.source}`);
+    if (extra.streamErrorCode !== undefined && extra.streamErrorCode !== null) parts.push(`code=${extra.streamErrorCode}`);
+    return parts.join(', ');
+  }
+  return String(error);
+}
+
+/**
+ * One WebTransport session to the server: requests on bidirectional streams, telemetry from
+ * the server's unidirectional streams.
+ */
+export class Session {
+  readonly telemetry: TelemetryLog;
+  /** Set when the session closes or fails (null while it is up). */
+  closedReason: string | null = null;
+  private readonly pending = new Set<Promise<unknown>>();
+
+  private constructor(
+    readonly url: string,
+    private readonly transport: WebTransport,
+    telemetry: TelemetryLog,
+  ) {
+    this.telemetry = telemetry;
+    transport.closed.then(
+      (info) => {
+        this.closedReason = `WebTransport session closed${info.reason ? `: ${info.reason}` : ''} (code ${info.closeCode ?? 0})`;
+      },
+      (error: unknown) => {
+        this.closedReason = `WebTransport session failed: ${describe(error)}`;
+      },
+    );
+    void this.acceptUniStreams();
+  }
+
+  /** Open a session; `certHash` is the SHA-256 of the server's DER certificate. */
+  static async connect(url: string, certHash: Uint8Array | null, telemetry = new TelemetryLog()): Promise<Session> {
+    if (typeof WebTransport === 'undefined') {
+      throw new TransportError('this browser has no WebTransport (it needs a secure context: https or http://127.0.0.1)');
+    }
+    const options: WebTransportOptions = {};
+    if (certHash !== null) {
+      const value = new Uint8Array(certHash); // a copy backed by a plain ArrayBuffer
+      options.serverCertificateHashes = [{ algorithm: 'sha-256', value }];
+    }
+    let transport: WebTransport;
+    try {
+      transport = new WebTransport(url, options);
+    } catch (error) {
+      throw new TransportError(`WebTransport to ${url} could not start: ${describe(error)}`);
+    }
+    try {
+      await transport.ready;
+    } catch (error) {
+      // The browser hides the server's answer: say what commonly causes this.
+      throw new TransportError(
+        `WebTransport to ${url} failed: ${describe(error)} ` +
+          '(nothing listening there, a certificate hash that does not match, or the server refused ' +
+          'the session parameters — an unknown cc, cc.* or test.* parameter is answered 400)',
+      );
+    }
+    return new Session(url, transport, telemetry);
+  }
+
+  private async acceptUniStreams(): Promise<void> {
+    const reader = this.transport.incomingUnidirectionalStreams.getReader();
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        const job = this.telemetry.readUniStream(value as ReadableStream<Uint8Array>).catch((error: unknown) => {
+          this.telemetry.warnings.push(`telemetry stream: ${describe(error)}`);
+        });
+        this.pending.add(job);
+        void job.finally(() => this.pending.delete(job));
+      }
+    } catch {
+      // The session closed; `closedReason` says why.
+    } finally {
+      reader.releaseLock();
+    }
+  }
+
+  /** One request on a new bidirectional stream; resolves with the whole response. */
+  async request(kind: KindName, rendition = 0, segment = 0): Promise<Response> {
+    const startMs = performance.now();
+    let stream: WebTransportBidirectionalStream;
+    try {
+      stream = await this.transport.createBidirectionalStream();
+    } catch (error) {
+      throw new TransportError(this.closedReason ?? `could not open a request stream: ${describe(error)}`);
+    }
+    const writer = stream.writable.getWriter();
+    try {
+      await writer.write(encodeRequest({ kind, rendition, segment }));
+      await writer.close();
+    } catch (error) {
+      throw new TransportError(`could not send the ${kind} request: ${describe(error)}`);
+    } finally {
+      writer.releaseLock();
+    }
+    try {
+      return await readResponse(stream.readable as ReadableStream<Uint8Array>, startMs, () => performance.now());
+    } catch (error) {
+      if (error instanceof TypeError || (error instanceof Error && error.name === 'WebTransportError')) {
+        throw new TransportError(
+          `${kind} ${rendition}/${segment}: ${this.closedReason ?? `stream failed: ${describe(error)}`}`,
+        );
+      }
+      throw error;
+    }
+  }
+
+  close(): void {
+    try {
+      this.transport.close({ closeCode: 0, reason: 'player closed' });
+    } catch {
+      // already closed
+    }
+  }
+}

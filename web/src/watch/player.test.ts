@@ -1,0 +1,156 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_BUFFER_S, type PlayerParams } from '../params';
+import { Status, type KindName, type ResponseHeader } from '../protocol';
+import { ServerError, type Response } from '../transport/response';
+import { Player, type BufferLike, type PlayerDeps } from './player';
+
+const MIME = 'video/mp4; codecs="avc1.64001f"';
+
+function manifest(segments = 6, renditions = [300_000, 750_000, 1_500_000, 3_000_000]): object {
+  return {
+    version: 1,
+    duration_s: 2 * segments,
+    segment_seconds: 2,
+    renditions: renditions.map((bitrate, r) => ({
+      id: `${bitrate / 1000}k`,
+      bitrate_bps: bitrate,
+      width: 640,
+      height: 360,
+      codec: 'avc1.64001f',
+      mime: r === 2 ? 'video/mp4; codecs="avc1.640028"' : MIME,
+      init: { file: `${r}/init.mp4`, bytes: 1 },
+      segments: Array.from({ length: segments }, (_, i) => ({
+        file: `${r}/${i}.m4s`,
+        start_s: 2 * i,
+        duration_s: 2,
+        bytes: (bitrate * 2) / 8,
+      })),
+    })),
+  };
+}
+
+function header(kind: KindName, rendition: number, segment: number, status = 0, bodyLength = 0): ResponseHeader {
+  const name = (Object.keys(Status) as (keyof typeof Status)[]).find((k) => Status[k] === status) ?? 'OK';
+  return { status: name, statusCode: status, kind: 0, rendition, segment, bodyLength, serverTimeUs: 0 };
+}
+
+/** A session, a buffer and a clock: playback advances while the player sleeps. */
+function harness(opts: { manifest?: object; throughputKbps?: number; failSegment?: number } = {}) {
+  const requests: string[] = [];
+  const appends: string[] = [];
+  const video = { currentTime: 0 };
+  let appendedEnd = 0;
+  const buffer: BufferLike = {
+    append: async (data, mime) => {
+      appends.push(data.length === 1 ? `init${mime ? ` ${mime}` : ''}` : `media ${data.length}`);
+      if (data.length > 1) appendedEnd += 2;
+    },
+    ranges: () => (appendedEnd > 0 ? [{ start: 0, end: appendedEnd }] : []),
+    bufferAhead: () => Math.max(0, appendedEnd - video.currentTime),
+    endOfStream: async () => {
+      appends.push('eos');
+    },
+  };
+  const deps: PlayerDeps = {
+    openBuffer: async (mime) => {
+      appends.push(`open ${mime}`);
+      return buffer;
+    },
+    isTypeSupported: (mime) => mime === MIME || mime.includes('640028'),
+    sleep: async (ms) => {
+      video.currentTime = Math.min(appendedEnd, video.currentTime + ms / 1000);
+    },
+  };
+  const session = {
+    request: async (kind: KindName, rendition = 0, segment = 0): Promise<Response> => {
+      requests.push(kind === 'MANIFEST' ? kind : `${kind} ${rendition}/${segment}`);
+      if (kind === 'SEGMENT' && segment === opts.failSegment) {
+        throw new ServerError(header(kind, rendition, segment, Status.UNKNOWN_SEGMENT), `no segment ${segment}`);
+      }
+      const body =
+        kind === 'MANIFEST'
+          ? new TextEncoder().encode(JSON.stringify(opts.manifest ?? manifest()))
+          : new Uint8Array(kind === 'INIT' ? 1 : 10 + rendition);
+      const kbps = opts.throughputKbps ?? 5000;
+      return {
+        header: header(kind, rendition, segment, 0, body.length),
+        body,
+        timing: { startMs: 0, ttfbMs: 5, downloadMs: 100, transferMs: 95, bytes: body.length, throughputKbps: kbps },
+      };
+    },
+  };
+  return { requests, appends, video, deps, session };
+}
+
+function params(over: Partial<PlayerParams> = {}): PlayerParams {
+  return { server: null, certHash: null, mode: 'abr', bitrateKbps: null, bufferS: DEFAULT_BUFFER_S, autoplay: true, forwarded: [], ...over };
+}
+
+const hooks = { status: () => undefined, firstMedia: () => undefined };
+
+describe('Player', () => {
+  it('mode=fixed: manifest, one init, every segment in order, then endOfStream', async () => {
+    const h = harness();
+    const player = new Player(h.session, h.video, params({ mode: 'fixed', bitrateKbps: 800 }), hooks, h.deps);
+    await player.run();
+    expect(h.requests).toEqual(['MANIFEST', 'INIT 1/0', ...[0, 1, 2, 3, 4, 5].map((i) => `SEGMENT 1/${i}`)]);
+    expect(h.appends[0]).toBe(`open ${MIME}`);
+    expect(h.appends[1]).toBe(`init ${MIME}`);
+    expect(h.appends.at(-1)).toBe('eos');
+    expect(player.eos).toBe(true);
+    expect(player.segments.map((s) => [s.index, s.rendition, s.renditionId, s.bitrateKbps])).toEqual(
+      [0, 1, 2, 3, 4, 5].map((i) => [i, 1, '750k', 750]),
+    );
+    expect(player.renditionAt(3)).toEqual({ rendition: 1, bitrateBps: 750_000 });
+  });
+
+  it('keeps the buffer within the target: never requests with a full buffer', async () => {
+    const h = harness({ manifest: manifest(20) });
+    const player = new Player(h.session, h.video, params({ mode: 'fixed', bitrateKbps: 300, bufferS: 5 }), hooks, h.deps);
+    await player.run();
+    for (const s of player.segments) expect(s.bufferAtRequestS).toBeLessThan(5);
+    expect(Math.max(...player.segments.map((s) => s.bufferAtRequestS))).toBeGreaterThan(3);
+    expect(player.segments.length).toBe(20);
+  });
+
+  it('mode=fixed with a bitrate below the ladder is an error naming the ladder', async () => {
+    const h = harness();
+    const player = new Player(h.session, h.video, params({ mode: 'fixed', bitrateKbps: 100 }), hooks, h.deps);
+    await expect(player.run()).rejects.toThrow(/no rendition at or below 100 kbit\/s; the ladder is 300k/);
+  });
+
+  it('mode=abr starts low, climbs with throughput, and re-sends init (with its type) on a switch', async () => {
+    const h = harness({ throughputKbps: 2000 });
+    const player = new Player(h.session, h.video, params(), hooks, h.deps);
+    await player.run();
+    const renditions = player.segments.map((s) => s.rendition);
+    expect(renditions[0]).toBe(0);
+    expect(renditions.slice(1).every((r) => r === 2)).toBe(true); // 1500k ≤ 0.9 × 2000
+    expect(h.requests.filter((r) => r.startsWith('INIT'))).toEqual(['INIT 0/0', 'INIT 2/0']);
+    expect(h.appends).toContain('init video/mp4; codecs="avc1.640028"');
+    expect(player.renditionAt(1)).toEqual({ rendition: 0, bitrateBps: 300_000 });
+    expect(player.renditionAt(5)).toEqual({ rendition: 2, bitrateBps: 1_500_000 });
+  });
+
+  it('mode=abr skips renditions MSE cannot play', async () => {
+    const m = manifest(4) as { renditions: { mime: string }[] };
+    const top = m.renditions[3];
+    if (top) top.mime = 'video/mp4; codecs="hev1.1.6.L93.B0"';
+    const h = harness({ manifest: m, throughputKbps: 100_000 });
+    const player = new Player(h.session, h.video, params(), hooks, h.deps);
+    await player.run();
+    expect(Math.max(...player.segments.map((s) => s.rendition))).toBe(2);
+  });
+
+  it('surfaces a server error status with its message', async () => {
+    const h = harness({ failSegment: 2 });
+    const player = new Player(h.session, h.video, params({ mode: 'fixed', bitrateKbps: 300 }), hooks, h.deps);
+    await expect(player.run()).rejects.toThrow('server answered UNKNOWN_SEGMENT: no segment 2');
+    expect(player.eos).toBe(false);
+  });
+
+  it('rejects a manifest that is not JSON or not valid', async () => {
+    const bad = harness({ manifest: { version: 9 } });
+    await expect(new Player(bad.session, bad.video, params(), hooks, bad.deps).run()).rejects.toThrow(/bad manifest/);
+  });
+});

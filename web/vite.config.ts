@@ -1,0 +1,25 @@
+import { defineConfig } from 'vitest/config';
+
+// The Python server serves web/dist/ and answers GET /api/config. For `npm run dev`,
+// PCCSTREAM_HTTP (default http://127.0.0.1:8080) is where that server listens.
+const apiTarget = process.env['PCCSTREAM_HTTP'] ?? 'http://127.0.0.1:8080';
+
+export default defineConfig({
+  base: './',
+  build: {
+    outDir: 'dist',
+    emptyOutDir: true,
+    target: 'es2022',
+    sourcemap: true,
+  },
+  server: {
+    host: '127.0.0.1',
+    proxy: { '/api': apiTarget },
+  },
+  test: {
+    include: ['src/**/*.test.ts'],
+    environment: 'node',
+    // Two cores are shared with other engineers: a single worker keeps the run fast and quiet.
+    maxWorkers: 1,
+  },
+});
