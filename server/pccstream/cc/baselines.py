@@ -1,0 +1,47 @@
+"""The baseline controllers of the comparison (BBR and the contest's schemes), declared for
+the registry: name, description, parameter dataclass and constructor.
+
+Kept apart from registry.py so adding a baseline touches only this file.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .aimd import Aimd, AimdParams
+from .base import Controller
+from .bbr import Bbr, BbrParams
+from .delay_threshold import DelayThreshold, DelayThresholdParams
+from .ewma_bdp import EwmaBdp, EwmaBdpParams
+from .fixed_window import FixedWindow, FixedWindowParams
+from .rocinante import Rocinante, RocinanteParams
+
+
+@dataclass(frozen=True)
+class Baseline:
+    name: str
+    description: str
+    params: type
+    build: Callable[[Any, random.Random], Controller]  # (params instance, rng)
+
+    def create(self, values: dict[str, Any], rng: random.Random) -> Controller:
+        return self.build(self.params(**values), rng)
+
+
+BASELINES: list[Baseline] = [
+    Baseline("bbr", "BBR v1 (draft-cardwell-iccrg-bbr-00, Linux tcp_bbr constants)",
+             BbrParams, lambda p, rng: Bbr(p, rng)),
+    Baseline("fixed", "contest: fixed window (15 packets)",
+             FixedWindowParams, lambda p, rng: FixedWindow(p)),
+    Baseline("aimd", "contest: AIMD, +1 packet/RTT, x1/2 on a timeout (loss, PTO, late ACK)",
+             AimdParams, lambda p, rng: Aimd(p)),
+    Baseline("delay-threshold", "contest: AIAD around a 90 ms RTT threshold (+1/-10 per RTT)",
+             DelayThresholdParams, lambda p, rng: DelayThreshold(p)),
+    Baseline("rocinante", "contest: delay AIAD, EWMA RTT (0.01) vs 1.4 x min RTT (+2/-5 per RTT)",
+             RocinanteParams, lambda p, rng: Rocinante(p)),
+    Baseline("ewma-bdp", "contest: window = 1.25 x EWMA receive rate x min RTT, bounded",
+             EwmaBdpParams, lambda p, rng: EwmaBdp(p)),
+]

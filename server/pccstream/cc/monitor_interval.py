@@ -1,0 +1,227 @@
+"""Monitor intervals (thesis sections 3.2.2 and 4.4): the measurement unit of PCC.
+
+An MI sends at one target rate for a planned duration. Every packet sent in it is
+attributed to it (by send time: MIs cover disjoint, increasing time ranges), and the MI is
+finished once the fate of each of its packets is known (acked, lost, or expired). Per-packet
+RTT samples are folded into running least-squares sums on arrival, so the RTT gradient of
+an MI costs O(1) per ack and O(1) at the end, with no rescans.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+
+@dataclass(slots=True)
+class MonitorInterval:
+    id: int
+    target_rate: float  # bytes/s
+    tag: object  # what the algorithm issued this MI for; opaque here
+    start_time: float  # send time of its first packet
+    end_time: float  # planned end of sending
+    rtt_at_start: float = 0.0  # smoothed RTT when the MI started (its timeout unit)
+    sending_done: bool = False
+    last_sent: float = 0.0
+    packets_sent: int = 0
+    bytes_sent: int = 0
+    packets_acked: int = 0
+    bytes_acked: int = 0
+    packets_lost: int = 0
+    bytes_lost: int = 0
+    packets_expired: int = 0
+    first_ack_time: float = 0.0
+    last_ack_time: float = 0.0
+    # Running sums for the least-squares fit of RTT (y) against send time (x), with x
+    # taken relative to start_time to keep the sums well conditioned.
+    n_rtt: int = 0
+    sum_x: float = 0.0
+    sum_y: float = 0.0
+    sum_xx: float = 0.0
+    sum_xy: float = 0.0
+
+    @property
+    def packets_resolved(self) -> int:
+        return self.packets_acked + self.packets_lost + self.packets_expired
+
+    @property
+    def complete(self) -> bool:
+        return self.sending_done and (
+            self.packets_acked + self.packets_lost + self.packets_expired >= self.packets_sent)
+
+    def add_rtt_sample(self, sent_time: float, rtt: float) -> None:
+        x = sent_time - self.start_time
+        self.n_rtt += 1
+        self.sum_x += x
+        self.sum_y += rtt
+        self.sum_xx += x * x
+        self.sum_xy += x * rtt
+
+    def rtt_gradient(self) -> float:
+        """Least-squares slope of RTT against send time (seconds per second)."""
+        n = self.n_rtt
+        if n < 2:
+            return 0.0
+        denom = n * self.sum_xx - self.sum_x * self.sum_x
+        # All samples sent at (nearly) the same instant: no slope can be measured.
+        if denom <= 1e-18:
+            return 0.0
+        return (n * self.sum_xy - self.sum_x * self.sum_y) / denom
+
+    def result(self, *, now: float, min_packets: int, app_limited_ratio: float) -> MiResult:
+        packets = max(self.packets_sent, 1)
+        mean_size = self.bytes_sent / packets
+        # Like the reference, count the transfer time of the last packet, so an MI of n
+        # packets spaced 1/rate apart measures n packets over n/rate seconds.
+        send_duration = self.last_sent - self.start_time + mean_size / self.target_rate
+        send_rate = self.bytes_sent / send_duration
+        if self.packets_acked >= 2 and self.last_ack_time > self.first_ack_time:
+            ack_span = self.last_ack_time - self.first_ack_time + mean_size / self.target_rate
+            delivery_rate = self.bytes_acked / ack_span
+        else:
+            delivery_rate = self.bytes_acked / send_duration
+        loss = self.bytes_lost / self.bytes_sent if self.bytes_sent else 0.0
+        rtt_mean = self.sum_y / self.n_rtt if self.n_rtt else 0.0
+        # An MI is only evidence about its rate if it actually sent at that rate: too few
+        # packets, or an application that ran dry, would make a low rate look like a bad
+        # choice of the controller.
+        if self.packets_sent < min_packets:
+            useful, reason = False, "too-few-packets"
+        elif send_rate < app_limited_ratio * self.target_rate:
+            useful, reason = False, "app-limited"
+        elif self.n_rtt == 0:
+            useful, reason = False, "no-acks"
+        else:
+            useful, reason = True, ""
+        return MiResult(
+            id=self.id,
+            tag=self.tag,
+            target_rate=self.target_rate,
+            send_rate=send_rate,
+            delivery_rate=delivery_rate,
+            loss=loss,
+            rtt_mean=rtt_mean,
+            rtt_gradient=self.rtt_gradient(),
+            packets_sent=self.packets_sent,
+            start_time=self.start_time,
+            finish_time=now,
+            useful=useful,
+            reason=reason,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class MiResult:
+    """The measured outcome of a finished MI. Rates in bytes/s, times in seconds."""
+
+    id: int
+    tag: object
+    target_rate: float
+    send_rate: float
+    delivery_rate: float
+    loss: float
+    rtt_mean: float
+    rtt_gradient: float  # raw least-squares slope, dimensionless (s/s)
+    packets_sent: int
+    start_time: float
+    finish_time: float
+    useful: bool
+    reason: str = ""
+    extra: dict[str, float] = field(default_factory=dict)
+
+
+class MonitorIntervalQueue:
+    """MIs in send order; the last one may still be sending.
+
+    Finished MIs are released strictly in order (`pop_finished`), as the algorithms reason
+    about sequences (probe pairs). Only a handful of MIs are ever outstanding (about the
+    timeout divided by the MI length), so locating a packet's MI by scanning from the
+    newest is constant work per packet.
+    """
+
+    def __init__(self) -> None:
+        self._mis: deque[MonitorInterval] = deque()
+        self._next_id = 0
+
+    def __len__(self) -> int:
+        return len(self._mis)
+
+    @property
+    def current(self) -> MonitorInterval | None:
+        """The MI still sending, if any."""
+        if self._mis and not self._mis[-1].sending_done:
+            return self._mis[-1]
+        return None
+
+    @property
+    def oldest(self) -> MonitorInterval | None:
+        return self._mis[0] if self._mis else None
+
+    def start(self, *, now: float, target_rate: float, duration: float, tag: object,
+              rtt: float = 0.0) -> MonitorInterval:
+        self.close_current()
+        mi = MonitorInterval(
+            id=self._next_id,
+            target_rate=target_rate,
+            tag=tag,
+            start_time=now,
+            end_time=now + duration,
+            rtt_at_start=rtt,
+        )
+        self._next_id += 1
+        self._mis.append(mi)
+        return mi
+
+    def close_current(self) -> None:
+        mi = self.current
+        if mi is not None:
+            mi.sending_done = True
+
+    def clear(self) -> None:
+        self._mis.clear()
+
+    def on_sent(self, sent_time: float, size: int) -> None:
+        mi = self.current
+        assert mi is not None, "start an MI before sending in it"
+        mi.packets_sent += 1
+        mi.bytes_sent += size
+        mi.last_sent = sent_time
+
+    def find(self, sent_time: float) -> MonitorInterval | None:
+        for mi in reversed(self._mis):
+            if sent_time >= mi.start_time:
+                # Packets after the MI's last send belong to no MI (sent in a gap
+                # between MIs is impossible: a new MI starts with the first send).
+                return mi if sent_time <= mi.last_sent else None
+        return None
+
+    def on_acked(self, now: float, sent_time: float, size: int) -> None:
+        mi = self.find(sent_time)
+        if mi is None:
+            return
+        if mi.packets_acked == 0:
+            mi.first_ack_time = now
+        mi.last_ack_time = now
+        mi.packets_acked += 1
+        mi.bytes_acked += size
+        mi.add_rtt_sample(sent_time, now - sent_time)
+
+    def on_lost(self, sent_time: float, size: int) -> None:
+        mi = self.find(sent_time)
+        if mi is not None:
+            mi.packets_lost += 1
+            mi.bytes_lost += size
+
+    def on_expired(self, sent_time: float) -> None:
+        mi = self.find(sent_time)
+        if mi is not None:
+            mi.packets_expired += 1
+
+    def has_finished(self) -> bool:
+        """Whether `pop_finished` would yield anything (cheap enough for every ACK)."""
+        return bool(self._mis) and self._mis[0].complete
+
+    def pop_finished(self) -> Iterator[MonitorInterval]:
+        while self._mis and self._mis[0].complete:
+            yield self._mis.popleft()

@@ -1,0 +1,302 @@
+"""Monitor-interval plumbing shared by the PCC algorithms (cf. PCC-Uspace's PccSender).
+
+A `PccSender` turns packet events into finished monitor intervals and asks its algorithm
+(Vivace, Allegro) two things: which rate the next MI sends at (`plan_next_mi`), and what to
+do with each finished MI (`on_mi_finished`). It owns pacing, the safety window, the MI
+timeout and the per-MI telemetry event, so the algorithm files contain only their
+decisions.
+
+Pipelining: an MI's result arrives about one RTT after it stops sending, while later MIs
+are already under way. Every MI therefore carries a tag `(epoch, role, slot)` from the
+algorithm; each decision bumps the epoch, and results from older epochs are reported but
+not acted on ("stale"), so a decision is only ever based on MIs sent at the rate it chose.
+"""
+
+from __future__ import annotations
+
+import abc
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from .base import Controller, SentPacket
+from .monitor_interval import MiResult, MonitorInterval, MonitorIntervalQueue
+from .params import param
+from .utility import MBIT
+
+
+@dataclass(frozen=True)
+class PccParams:
+    initial_rate_mbps: float = param(
+        1.0, "rate of the first MI; slow start doubles it (about aioquic's 10-packet window "
+        "over the 100 ms initial RTT)", lo=0.01, hi=10_000.0)
+    min_rate_mbps: float = param(0.25, "floor of the sending rate", lo=0.001, hi=10_000.0)
+    max_rate_mbps: float = param(2_000.0, "ceiling of the sending rate", lo=0.01, hi=100_000.0)
+    mi_rtts: float = param(1.0, "MI length in smoothed RTTs", lo=0.1, hi=10.0)
+    min_mi_packets: int = param(
+        10, "an MI lasts at least this many packets at its rate, and one that sent fewer is "
+        "not used for decisions", lo=2, hi=1000)
+    app_limited_ratio: float = param(
+        0.8, "an MI whose actual send rate is below this fraction of its target was "
+        "app-limited and is not used for decisions", lo=0.0, hi=1.0)
+    mi_timeout_rtts: float = param(
+        5.0, "MI timeout: if an MI's packets are not all acked/lost this many smoothed RTTs "
+        "after its last send, halve the rate (thesis 4.4; LTE profile uses 2)", lo=1.0,
+        hi=100.0)
+    cwnd_gain: float = param(
+        2.0, "safety window = cwnd_gain x rate x srtt, so the window never limits a PCC "
+        "sender in steady state", lo=1.0, hi=20.0)
+    min_cwnd_packets: int = param(4, "lower bound of the safety window, in packets", lo=2,
+                                  hi=1000)
+
+
+class MiTag(NamedTuple):
+    epoch: int
+    role: str  # "start", "probe", "hold", "move", "adjust"
+    slot: int = 0  # position in a probe sequence
+
+
+class Verdict(NamedTuple):
+    """What an algorithm did with a finished MI, for telemetry."""
+
+    decision: str
+    step: float = 0.0  # rate change in bytes/s (signed)
+
+
+class PccSender(Controller):
+    is_rate_based = True
+
+    def __init__(self, params: PccParams, rng: random.Random) -> None:
+        super().__init__()
+        self.params = params
+        self.rng = rng
+        self.state = "starting"
+        self.epoch = 0
+        # `rate` is the algorithm's base rate; `_mi_rate` the rate of the MI sending now
+        # (a probe may differ from the base rate). Both in bytes/s.
+        self.rate = self.clamp(params.initial_rate_mbps * MBIT / 8)
+        self._mi_rate = self.rate
+        self.queue = MonitorIntervalQueue()
+        self.mis_finished = 0
+        self.timeouts = 0
+        self.last_result: MiResult | None = None
+        # No MI can time out before this time (saves the check on most packets).
+        self._timeout_check_at = 0.0
+
+    # -- algorithm hooks ------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def plan_next_mi(self, now: float) -> tuple[float, MiTag]:
+        """Rate (bytes/s) and tag of the MI about to start."""
+
+    @abc.abstractmethod
+    def mi_utility(self, result: MiResult) -> tuple[float, float]:
+        """(utility, RTT gradient as used by the utility) of a finished MI."""
+
+    @abc.abstractmethod
+    def on_mi_finished(self, now: float, result: MiResult, utility: float) -> Verdict:
+        """Act on a finished, current-epoch MI."""
+
+    @abc.abstractmethod
+    def on_mi_timeout(self, now: float) -> Verdict:
+        """An MI's feedback is overdue: the path changed abruptly."""
+
+    # -- helpers for algorithms ------------------------------------------------------------
+
+    def clamp(self, rate: float) -> float:
+        lo = self.params.min_rate_mbps * MBIT / 8
+        hi = self.params.max_rate_mbps * MBIT / 8
+        return min(max(rate, lo), hi)
+
+    def new_epoch(self) -> int:
+        self.epoch += 1
+        return self.epoch
+
+    @staticmethod
+    def mbps(rate: float) -> float:
+        return rate * 8 / MBIT
+
+    # -- Controller ------------------------------------------------------------------------
+
+    @property
+    def pacing_rate(self) -> float:
+        return self._mi_rate
+
+    @property
+    def congestion_window(self) -> int:
+        srtt = self.rtt_stats.srtt_or_initial()
+        rate = max(self.rate, self._mi_rate)
+        return max(
+            int(self.params.cwnd_gain * rate * srtt),
+            self.params.min_cwnd_packets * self.max_datagram_size,
+        )
+
+    def delivery_rate(self) -> float:
+        return self.last_result.delivery_rate if self.last_result is not None else 0.0
+
+    def log_data(self) -> dict[str, Any]:
+        return {"pacing_rate": int(self._mi_rate * 8), "pcc_state": self.state}
+
+    def on_packet_sent(self, now: float, packet: SentPacket) -> None:
+        super().on_packet_sent(now, packet)
+        sent_time = packet.sent_time if packet.sent_time is not None else now
+        # First settle an MI whose time ran out while the application was idle: its packets
+        # may all be acked already, and it must not look overdue.
+        self._advance(now)
+        mi = self.queue.current
+        if mi is None or sent_time >= mi.end_time:
+            mi = self._start_mi(sent_time)
+        self.queue.on_sent(sent_time, packet.sent_bytes)
+
+    def on_packet_acked(self, now: float, packet: SentPacket) -> None:
+        super().on_packet_acked(now, packet)
+        if packet.sent_time is not None:
+            self.queue.on_acked(now, packet.sent_time, packet.sent_bytes)
+        self._advance(now)
+
+    def on_packets_lost(self, now: float, packets: Sequence[SentPacket]) -> None:
+        super().on_packets_lost(now, packets)
+        for packet in packets:
+            if packet.sent_time is not None:
+                self.queue.on_lost(packet.sent_time, packet.sent_bytes)
+        self._advance(now)
+
+    def on_packets_expired(self, packets: Sequence[SentPacket]) -> None:
+        # Expired packets (PTO retransmission, key discard) are resolved without telling
+        # anything about congestion: they leave the MI neither delivered nor lost.
+        super().on_packets_expired(packets)
+        for packet in packets:
+            if packet.sent_time is not None:
+                self.queue.on_expired(packet.sent_time)
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _start_mi(self, now: float) -> MonitorInterval:
+        rate, tag = self.plan_next_mi(now)
+        rate = self.clamp(rate)
+        p = self.params
+        srtt = self.rtt_stats.srtt_or_initial()
+        duration = max(p.mi_rtts * srtt, p.min_mi_packets * self.max_datagram_size / rate)
+        if rate != self._mi_rate:
+            self._mi_rate = rate
+            self.pacing_version += 1
+        return self.queue.start(now=now, target_rate=rate, duration=duration, tag=tag,
+                                rtt=srtt)
+
+    def _advance(self, now: float) -> None:
+        current = self.queue.current
+        # Close an MI whose time is up even if nothing more is sent (idle application),
+        # so its result is not held back until the next send.
+        if current is not None and now >= current.end_time:
+            self.queue.close_current()
+        if self.queue.has_finished():
+            for mi in self.queue.pop_finished():
+                self._finish(now, mi)
+            self._timeout_check_at = 0.0  # the oldest MI changed
+        self._check_timeout(now)
+
+    def _finish(self, now: float, mi: MonitorInterval) -> None:
+        p = self.params
+        result = mi.result(now=now, min_packets=p.min_mi_packets,
+                           app_limited_ratio=p.app_limited_ratio)
+        self.mis_finished += 1
+        if result.packets_sent and mi.packets_acked:
+            self.last_result = result
+        utility, gradient = self.mi_utility(result)
+        tag = result.tag
+        state = self.state  # report the state the MI was judged in
+        if not isinstance(tag, MiTag) or tag.epoch != self.epoch:
+            verdict = Verdict("stale")
+        else:
+            verdict = self.on_mi_finished(now, result, utility)
+            current = self.queue.current
+            if (current is not None and isinstance(current.tag, MiTag)
+                    and current.tag.epoch != self.epoch):
+                # A decision made the MI in progress stale: cut it short so the new rate
+                # takes effect with the next packet instead of after the MI's full length.
+                self.queue.close_current()
+        self._emit_mi(now, result, utility, gradient, verdict, state)
+
+    def _check_timeout(self, now: float) -> None:
+        if now < self._timeout_check_at:
+            return
+        mi = self.queue.oldest
+        if mi is None:
+            return
+        # Deadlines count RTTs as they were when the MI started: when a capacity drop fills a
+        # deep buffer, the current srtt grows as fast as the delay and a deadline in current
+        # RTTs would never arrive. An MI is late when its first feedback has not arrived
+        # that long after it started, or its last that long after its last send.
+        timeout = self.params.mi_timeout_rtts * mi.rtt_at_start
+        deadlines = []
+        if mi.packets_acked + mi.packets_lost == 0:
+            deadlines.append(mi.start_time + timeout)
+        still_sending = not mi.sending_done and now < mi.end_time
+        if not still_sending:
+            deadlines.append(mi.last_sent + timeout)
+        if all(now <= d for d in deadlines):
+            # Nothing is late before the earliest deadline (or the end of sending, when a
+            # new deadline starts to apply).
+            self._timeout_check_at = min(deadlines + ([mi.end_time] if still_sending else []))
+            return
+        # Every MI in the queue was sent at rates chosen before the change: drop them all.
+        self.queue.clear()
+        self._timeout_check_at = 0.0
+        self.timeouts += 1
+        state = self.state
+        verdict = self.on_mi_timeout(now)
+        self.pacing_version += 1
+        self._mi_rate = min(self._mi_rate, self.rate)
+        self._emit(now, {
+            "target_rate_bps": mi.target_rate * 8, "send_rate_bps": 0.0,
+            "delivery_rate_bps": 0.0, "rtt_ms": 0.0, "rtt_gradient_raw": 0.0,
+            "rtt_gradient": 0.0, "loss": 0.0, "utility": None,
+        }, verdict, state)
+
+    def _emit_mi(self, now: float, r: MiResult, utility: float, gradient: float,
+                 verdict: Verdict, state: str) -> None:
+        self._emit(now, {
+            "target_rate_bps": r.target_rate * 8,
+            "send_rate_bps": r.send_rate * 8,
+            "delivery_rate_bps": r.delivery_rate * 8,
+            "rtt_ms": r.rtt_mean * 1000,
+            "rtt_gradient_raw": r.rtt_gradient,
+            "rtt_gradient": gradient,
+            "loss": r.loss,
+            "utility": utility,
+        }, verdict, state)
+
+    def _emit(self, now: float, fields: dict[str, Any], verdict: Verdict,
+              state: str | None = None) -> None:
+        if self.event_sink is None:
+            return
+        t0 = self.t0 if self.t0 is not None else now
+        event: dict[str, Any] = {"type": "mi", "t_ms": (now - t0) * 1000}
+        event.update(fields)
+        event.update({"state": state or self.state, "decision": verdict.decision,
+                      "step_bps": verdict.step * 8})
+        self.emit(event)
+
+
+class SlowStart:
+    """The starting state shared by Vivace and Allegro: double until utility first falls.
+
+    Doubling is driven by results: the base rate doubles when the MI sent at the current
+    base rate reports a higher utility than every lower rate, so at most one untested
+    doubling is in flight and the overshoot past capacity is a single doubling.
+    Results of lower rates than the best so far carry no new information and are ignored.
+    """
+
+    def __init__(self) -> None:
+        self.best_rate = 0.0
+        self.best_utility = float("-inf")
+
+    def on_result(self, rate: float, utility: float, base_rate: float) -> str:
+        """'double', 'hold' or 'exit' (then continue from `best_rate`)."""
+        if rate <= self.best_rate:
+            return "hold"
+        if utility > self.best_utility:
+            self.best_rate, self.best_utility = rate, utility
+            return "double" if rate >= base_rate else "hold"
+        return "exit"

@@ -1,0 +1,147 @@
+"""Controllers by name, with per-session parameters parsed from URL strings.
+
+    create_controller("vivace", {"b": "0", "c": "20"}, seed=7)
+
+Names: vivace, vivace-loss (b = 0), vivace-lte (MI timeout 2 RTT, thesis 4.5.1),
+allegro, allegro-latency, cubic, reno. Every PCC parameter can be overridden per session;
+unknown names, unknown parameters and bad values raise UserError naming the valid choices.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import UserError
+from .allegro import Allegro, AllegroParams
+from .base import Controller
+from .baselines import BASELINES
+from .params import ParamInfo, param_infos, parse_value
+from .vivace import Vivace, VivaceParams
+from .window import WindowController
+
+DEFAULT_CONTROLLER = "vivace"
+
+
+@dataclass(frozen=True)
+class ControllerInfo:
+    name: str
+    description: str
+    params: list[ParamInfo]
+    _build: Callable[[dict[str, Any], random.Random], Controller]
+
+    def help(self) -> str:
+        lines = [f"{self.name}: {self.description}"]
+        lines += [f"    {p.describe()}" for p in self.params]
+        return "\n".join(lines)
+
+
+def _vivace(overrides: dict[str, Any], name: str) -> Callable[[dict[str, Any], random.Random],
+                                                            Controller]:
+    def build(values: dict[str, Any], rng: random.Random) -> Controller:
+        ctrl = Vivace(VivaceParams(**{**overrides, **values}), rng)
+        ctrl.name = name
+        return ctrl
+    return build
+
+
+def _allegro(overrides: dict[str, Any], name: str) -> Callable[[dict[str, Any], random.Random],
+                                                             Controller]:
+    def build(values: dict[str, Any], rng: random.Random) -> Controller:
+        merged = {**overrides, **values}
+        if merged.get("epsilon_max", 0.05) < merged.get("epsilon_min", 0.01):
+            raise UserError(f"controller {name!r}: epsilon_max must be >= epsilon_min")
+        ctrl = Allegro(AllegroParams(**merged), rng)
+        ctrl.name = name
+        return ctrl
+    return build
+
+
+def _window(name: str) -> Callable[[dict[str, Any], random.Random], Controller]:
+    return lambda values, rng: WindowController(name)
+
+
+def _pcc(name: str, description: str, cls: type, overrides: dict[str, Any],
+         factory: Callable[[dict[str, Any], str], Callable[[dict[str, Any], random.Random],
+                                                         Controller]]) -> ControllerInfo:
+    return ControllerInfo(name, description, param_infos(cls, overrides),
+                          factory(overrides, name))
+
+
+_CONTROLLERS: dict[str, ControllerInfo] = {
+    info.name: info
+    for info in [
+        _pcc("vivace", "PCC Vivace, latency-aware utility (t=0.9, b=900, c=11.35)",
+             VivaceParams, {}, _vivace),
+        _pcc("vivace-loss", "PCC Vivace, loss-only utility (b=0)",
+             VivaceParams, {"b": 0.0}, _vivace),
+        _pcc("vivace-lte", "PCC Vivace, LTE profile: MI timeout after 2 RTTs (thesis 4.5.1)",
+             VivaceParams, {"mi_timeout_rtts": 2.0}, _vivace),
+        _pcc("allegro", "PCC Allegro, sigmoid loss utility (thesis 2.3)",
+             AllegroParams, {}, _allegro),
+        _pcc("allegro-latency", "PCC Allegro, latency-aware utility (thesis 3.3)",
+             AllegroParams, {"latency": True}, _allegro),
+        ControllerInfo("cubic", "aioquic's Cubic (window-based, paced at cwnd/srtt)", [],
+                       _window("cubic")),
+        ControllerInfo("reno", "aioquic's NewReno (window-based, paced at cwnd/srtt)", [],
+                       _window("reno")),
+    ]
+}
+
+# The baselines (BBR, the contest's schemes) are declared in baselines.py.
+for _baseline in BASELINES:
+    _CONTROLLERS[_baseline.name] = ControllerInfo(
+        _baseline.name, _baseline.description, param_infos(_baseline.params), _baseline.create)
+
+
+def list_controllers() -> list[ControllerInfo]:
+    """Every controller with its parameters (for help text)."""
+    return list(_CONTROLLERS.values())
+
+
+def controller_help() -> str:
+    return "\n".join(info.help() for info in _CONTROLLERS.values())
+
+
+def parse_params(name: str, params: Mapping[str, str]) -> dict[str, Any]:
+    """Validate `params` for controller `name`; returns typed values. Raises UserError."""
+    info = _lookup(name)
+    by_name = {p.name: p for p in info.params}
+    values: dict[str, Any] = {}
+    for key, text in params.items():
+        spec = by_name.get(key)
+        if spec is None:
+            valid = ", ".join(sorted(by_name)) or "none"
+            raise UserError(
+                f"controller {name!r} has no parameter {key!r}; valid parameters: {valid}")
+        try:
+            values[key] = parse_value(spec, text)
+        except ValueError as exc:
+            raise UserError(f"controller {name!r}: {exc}") from None
+    return values
+
+
+def create_controller(name: str, params: Mapping[str, str] | None = None, *,
+                      seed: int | None = None) -> Controller:
+    """A fresh controller `name` with per-session `params` (strings, e.g. from the URL).
+
+    `seed` fixes the algorithm's randomness (probe order); None draws a random seed.
+    """
+    info = _lookup(name)
+    values = parse_params(name, params or {})
+    rng = random.Random(seed)
+    try:
+        return info._build(values, rng)
+    except (TypeError, ValueError) as exc:
+        raise UserError(f"controller {name!r}: {exc}") from None
+
+
+def _lookup(name: str) -> ControllerInfo:
+    info = _CONTROLLERS.get(name)
+    if info is None:
+        valid = ", ".join(_CONTROLLERS)
+        raise UserError(f"unknown congestion controller {name!r}; valid controllers: {valid}")
+    return info
+

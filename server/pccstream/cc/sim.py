@@ -1,0 +1,343 @@
+"""A small discrete-event model of one bottleneck link, to drive controllers in tests.
+
+Model: each flow's sender sits at the bottleneck's ingress. A packet is dropped at random
+with probability `loss`, or tail-dropped when the FIFO queue (bytes) is full; otherwise it
+leaves the bottleneck after queueing plus serialization at the link rate, and its ACK is
+back at the sender `base_rtt` later (one ACK per packet, no ACK delay). The sender applies
+the controller's window and pacing like aioquic (rate = pacing_rate, or cwnd/srtt for
+window-based controllers), detects loss like RFC 9002 (3 packets or 9/8 RTT), and fires a
+simple PTO that expires the oldest packet and sends a probe when ACKs stop.
+
+Time is virtual and every random draw comes from one seeded generator: runs are exactly
+reproducible. All figures it produces are simulation figures, not measurements.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import random
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .base import Controller
+
+K_PACKET_THRESHOLD = 3
+K_TIME_THRESHOLD = 9 / 8
+
+
+@dataclass(slots=True)
+class SimPacket:
+    packet_number: int
+    sent_time: float | None
+    sent_bytes: int
+    flow: int
+
+
+@dataclass
+class Link:
+    rate_mbps: float
+    base_rtt: float
+    queue_bytes: int
+    loss: float = 0.0
+    # Step changes of capacity: (time, rate_mbps), applied to packets enqueued after `time`.
+    schedule: list[tuple[float, float]] = field(default_factory=list)
+
+    def rate_at(self, now: float) -> float:
+        rate = self.rate_mbps
+        for t, r in self.schedule:
+            if now >= t:
+                rate = r
+        return rate
+
+
+@dataclass
+class FlowStats:
+    delivered: list[tuple[float, int]] = field(default_factory=list)  # (ack time, bytes)
+    rtts: list[tuple[float, float]] = field(default_factory=list)  # (ack time, rtt)
+    queue_delays: list[tuple[float, float]] = field(default_factory=list)
+    sent_packets: int = 0
+    lost_packets: int = 0
+
+    def delivered_bytes(self, t1: float, t2: float) -> int:
+        return sum(b for t, b in self.delivered if t1 <= t < t2)
+
+    def rtt_samples(self, t1: float, t2: float) -> list[float]:
+        return [r for t, r in self.rtts if t1 <= t < t2]
+
+
+class Flow:
+    def __init__(self, index: int, controller: Controller, *, start: float, stop: float | None,
+                 mss: int, app: Callable[[float], bool] | None) -> None:
+        self.index = index
+        self.controller = controller
+        self.start = start
+        self.stop = stop
+        self.mss = mss
+        self.app = app  # None: always has data; else says whether data is ready at `now`
+        self.next_pn = 0
+        self.outstanding: OrderedDict[int, SimPacket] = OrderedDict()
+        self.bytes_in_flight = 0
+        self.largest_acked = -1
+        self.next_send_at = 0.0
+        self.send_pending: float | None = None
+        self.last_progress = 0.0
+        self.pto_count = 0
+        self.probe_allowed = False
+        self.stats = FlowStats()
+        controller.bind(max_datagram_size=mss, now=start)
+
+
+class Simulator:
+    def __init__(self, link: Link, *, seed: int = 0, tick: float = 0.005) -> None:
+        self.link = link
+        self.rng = random.Random(seed)
+        self.now = 0.0
+        self.flows: list[Flow] = []
+        self._events: list[tuple[float, int, str, int, SimPacket | None]] = []
+        self._seq = itertools.count()
+        self._link_free_at = 0.0
+        self._tick = tick
+
+    def add_flow(self, controller: Controller, *, start: float = 0.0, stop: float | None = None,
+                 mss: int = 1200, app: Callable[[float], bool] | None = None) -> Flow:
+        flow = Flow(len(self.flows), controller, start=start, stop=stop, mss=mss, app=app)
+        self.flows.append(flow)
+        self._schedule(start, "send", flow.index)
+        self._schedule(start + self._tick, "tick", flow.index)
+        return flow
+
+    def run(self, until: float) -> None:
+        while self._events and self._events[0][0] <= until:
+            t, _, kind, fi, packet = heapq.heappop(self._events)
+            self.now = t
+            flow = self.flows[fi]
+            if kind == "send":
+                if flow.send_pending is not None and flow.send_pending <= t:
+                    flow.send_pending = None
+                self._try_send(flow)
+            elif kind == "ack":
+                assert packet is not None
+                self._on_ack(flow, packet)
+            elif kind == "tick":
+                self._on_tick(flow)
+                self._schedule(t + self._tick, "tick", fi)
+        self.now = until
+
+    # -- sender --------------------------------------------------------------------------
+
+    def _schedule(self, t: float, kind: str, fi: int, packet: SimPacket | None = None) -> None:
+        heapq.heappush(self._events, (t, next(self._seq), kind, fi, packet))
+
+    def _pacing_interval(self, flow: Flow) -> float:
+        ctrl = flow.controller
+        rate = ctrl.pacing_rate
+        if rate is None:
+            srtt = ctrl.rtt_stats.smoothed_rtt
+            if srtt <= 0:
+                return 0.0  # like aioquic: no pacing before the first RTT sample
+            rate = ctrl.congestion_window / srtt
+        return flow.mss / rate if rate > 0 else 0.0
+
+    def _try_send(self, flow: Flow) -> None:
+        now = self.now
+        if now < flow.start or (flow.stop is not None and now >= flow.stop):
+            return
+        ctrl = flow.controller
+        while True:
+            if flow.app is not None and not flow.app(now):
+                # Poll the application again shortly (models a player fetching segments).
+                self._wake(flow, now + 0.01)
+                return
+            probe = flow.probe_allowed
+            if not probe and flow.bytes_in_flight + flow.mss > ctrl.congestion_window:
+                return  # an ACK or loss will call us again
+            interval = self._pacing_interval(flow)
+            if not probe and now < flow.next_send_at - 1e-12:
+                self._wake(flow, flow.next_send_at)
+                return
+            flow.probe_allowed = False
+            # Allow at most one interval of catch-up so pacing cannot drift behind.
+            flow.next_send_at = max(flow.next_send_at, now - interval) + interval
+            self._send_one(flow)
+
+    def _wake(self, flow: Flow, t: float) -> None:
+        if flow.send_pending is None or t < flow.send_pending:
+            flow.send_pending = t
+            self._schedule(t, "send", flow.index)
+
+    def _send_one(self, flow: Flow) -> None:
+        now = self.now
+        packet = SimPacket(flow.next_pn, now, flow.mss, flow.index)
+        flow.next_pn += 1
+        flow.outstanding[packet.packet_number] = packet
+        flow.bytes_in_flight += packet.sent_bytes
+        flow.stats.sent_packets += 1
+        if not flow.outstanding or len(flow.outstanding) == 1:
+            flow.last_progress = now
+        flow.controller.on_packet_sent(now, packet)
+        self._enqueue(flow, packet)
+
+    # -- bottleneck ----------------------------------------------------------------------
+
+    def _enqueue(self, flow: Flow, packet: SimPacket) -> None:
+        now = self.now
+        link = self.link
+        if link.loss > 0 and self.rng.random() < link.loss:
+            return  # random loss: never acked
+        rate_bytes = link.rate_at(now) * 1e6 / 8
+        backlog = max(0.0, self._link_free_at - now) * rate_bytes
+        if backlog + packet.sent_bytes > link.queue_bytes + 1e-9:
+            return  # tail drop
+        flow.stats.queue_delays.append((now, max(0.0, self._link_free_at - now)))
+        depart = max(now, self._link_free_at) + packet.sent_bytes / rate_bytes
+        self._link_free_at = depart
+        self._schedule(depart + link.base_rtt, "ack", flow.index, packet)
+
+    # -- ACKs, loss detection, PTO ---------------------------------------------------------
+
+    def _on_ack(self, flow: Flow, packet: SimPacket) -> None:
+        now = self.now
+        if flow.outstanding.pop(packet.packet_number, None) is None:
+            return  # already declared lost or expired
+        ctrl = flow.controller
+        flow.bytes_in_flight -= packet.sent_bytes
+        flow.last_progress = now
+        flow.pto_count = 0
+        assert packet.sent_time is not None
+        ctrl.on_packet_acked(now, packet)
+        rtt = now - packet.sent_time
+        if packet.packet_number > flow.largest_acked:
+            flow.largest_acked = packet.packet_number
+            ctrl.rtt_stats.update(rtt)
+            ctrl.on_rtt_sample(now, rtt)
+        flow.stats.delivered.append((now, packet.sent_bytes))
+        flow.stats.rtts.append((now, rtt))
+        self._detect_loss(flow)
+        self._try_send(flow)
+
+    def _detect_loss(self, flow: Flow) -> None:
+        now = self.now
+        ctrl = flow.controller
+        stats = ctrl.rtt_stats
+        loss_delay = K_TIME_THRESHOLD * max(stats.latest_rtt, stats.srtt_or_initial())
+        lost: list[SimPacket] = []
+        for pn, packet in flow.outstanding.items():
+            if pn >= flow.largest_acked:
+                break
+            assert packet.sent_time is not None
+            if (pn <= flow.largest_acked - K_PACKET_THRESHOLD
+                    or packet.sent_time <= now - loss_delay):
+                lost.append(packet)
+            else:
+                break  # later packets were sent later: not lost either
+        if lost:
+            for packet in lost:
+                del flow.outstanding[packet.packet_number]
+                flow.bytes_in_flight -= packet.sent_bytes
+            flow.stats.lost_packets += len(lost)
+            ctrl.on_packets_lost(now, lost)
+
+    def _on_tick(self, flow: Flow) -> None:
+        now = self.now
+        self._detect_loss(flow)
+        stats = flow.controller.rtt_stats
+        pto = (stats.srtt_or_initial() + max(4 * stats.rtt_variance, 0.001)) * 2**flow.pto_count
+        if flow.outstanding and now - flow.last_progress > pto:
+            # PTO: like aioquic, retransmit (expire) the oldest packet and send a probe.
+            _, oldest = flow.outstanding.popitem(last=False)
+            flow.bytes_in_flight -= oldest.sent_bytes
+            flow.controller.on_packets_expired([oldest])
+            flow.pto_count += 1
+            flow.last_progress = now
+            flow.probe_allowed = True
+        self._try_send(flow)
+
+
+# -- metrics -------------------------------------------------------------------------------
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def jain_index(throughputs: list[float]) -> float:
+    total = sum(throughputs)
+    squares = sum(x * x for x in throughputs)
+    return total * total / (len(throughputs) * squares) if squares > 0 else 0.0
+
+
+@dataclass
+class LinkReport:
+    utilization: float
+    throughputs_mbps: list[float]
+    jain: float
+    p95_rtt_inflation_ms: float
+    mean_queue_delay_ms: float
+    loss_rate: float
+
+
+def report(sim: Simulator, t1: float, t2: float) -> LinkReport:
+    """Figures over [t1, t2) of a finished run."""
+    duration = t2 - t1
+    throughputs = [f.stats.delivered_bytes(t1, t2) * 8 / duration / 1e6 for f in sim.flows]
+    capacity = sim.link.rate_mbps
+    rtts = [r for f in sim.flows for r in f.stats.rtt_samples(t1, t2)]
+    queue = [d for f in sim.flows for t, d in f.stats.queue_delays if t1 <= t < t2]
+    sent = sum(f.stats.sent_packets for f in sim.flows)
+    lost = sum(f.stats.lost_packets for f in sim.flows)
+    return LinkReport(
+        utilization=sum(throughputs) / capacity,
+        throughputs_mbps=throughputs,
+        jain=jain_index(throughputs),
+        p95_rtt_inflation_ms=max(0.0, percentile(rtts, 95) - sim.link.base_rtt) * 1000,
+        mean_queue_delay_ms=(sum(queue) / len(queue) * 1000) if queue else 0.0,
+        loss_rate=lost / sent if sent else 0.0,
+    )
+
+
+# -- the benchmark scenarios of the issue, on the link model (for docs and sanity checks) --
+
+
+def scenario_single(name: str, *, loss: float = 0.0, seed: int = 1, duration: float = 30.0,
+                    params: dict[str, str] | None = None) -> LinkReport:
+    """One flow on 12 Mbit/s, 30 ms, 45 KB queue; figures over the whole run."""
+    from .registry import create_controller
+
+    sim = Simulator(Link(12.0, 0.030, 45_000, loss=loss), seed=seed)
+    sim.add_flow(create_controller(name, params or {}, seed=seed))
+    sim.run(duration)
+    return report(sim, 0.0, duration)
+
+
+def scenario_two_flows(name: str, *, seed: int = 1, params: dict[str, str] | None = None
+                       ) -> LinkReport:
+    """Two flows (the second starting 0.5 s later) on the same link; last 20 s of 40 s."""
+    from .registry import create_controller
+
+    sim = Simulator(Link(12.0, 0.030, 45_000), seed=seed)
+    for i in range(2):
+        sim.add_flow(create_controller(name, params or {}, seed=seed * 10 + i), start=0.5 * i)
+    sim.run(40.0)
+    return report(sim, 20.0, 40.0)
+
+
+def main() -> None:
+    """python -m pccstream.cc.sim: print the link-model figures quoted in docs/cc.md."""
+    for seed in (1, 2, 3):
+        a = scenario_single("vivace", seed=seed)
+        b = scenario_single("vivace-loss", loss=0.02, seed=seed)
+        c = scenario_two_flows("vivace", seed=seed)
+        print(f"seed {seed}: vivace util {a.utilization:.3f} p95 RTT inflation "
+              f"{a.p95_rtt_inflation_ms:.1f} ms mean queue {a.mean_queue_delay_ms:.1f} ms | "
+              f"vivace-loss @2% util {b.utilization:.3f} | two vivace Jain {c.jain:.3f} "
+              f"util {c.utilization:.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,130 @@
+"""RTT stats, monitor intervals and utility functions."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pccstream.cc.monitor_interval import MonitorInterval, MonitorIntervalQueue
+from pccstream.cc.rtt_stats import RttStats
+from pccstream.cc.utility import (
+    allegro_latency_utility,
+    allegro_utility,
+    filter_rtt_gradient,
+    sigmoid,
+    vivace_utility,
+)
+
+
+def test_rtt_stats_follow_rfc9002() -> None:
+    stats = RttStats()
+    assert not stats.has_sample and stats.srtt_or_initial() == 0.1
+    stats.update(0.05)
+    assert stats.smoothed_rtt == 0.05 and stats.rtt_variance == 0.025 and stats.min_rtt == 0.05
+    stats.update(0.09, ack_delay=0.01)  # ack delay is removed above min_rtt
+    assert stats.latest_rtt == pytest.approx(0.08)
+    assert stats.smoothed_rtt == pytest.approx(0.875 * 0.05 + 0.125 * 0.08)
+    stats.update(0.0001)
+    assert stats.min_rtt == 0.001  # aioquic's 1 ms floor
+
+
+@settings(max_examples=50, deadline=None)
+@given(slope=st.floats(-0.5, 0.5), base=st.floats(0.005, 0.5),
+       n=st.integers(2, 200), spacing=st.floats(1e-4, 0.01))
+def test_mi_rtt_gradient_is_least_squares_slope(slope: float, base: float, n: int,
+                                               spacing: float) -> None:
+    mi = MonitorInterval(id=0, target_rate=1e6, tag=None, start_time=100.0, end_time=101.0)
+    for i in range(n):
+        sent = 100.0 + i * spacing
+        mi.add_rtt_sample(sent, base + slope * (sent - 100.0))
+    assert mi.rtt_gradient() == pytest.approx(slope, abs=1e-6)
+
+
+def test_mi_gradient_degenerate_cases() -> None:
+    mi = MonitorInterval(id=0, target_rate=1e6, tag=None, start_time=0.0, end_time=1.0)
+    assert mi.rtt_gradient() == 0.0
+    mi.add_rtt_sample(0.0, 0.03)
+    mi.add_rtt_sample(0.0, 0.05)  # same send time: no slope measurable
+    assert mi.rtt_gradient() == 0.0
+
+
+def _queue_with_two_mis() -> MonitorIntervalQueue:
+    q = MonitorIntervalQueue()
+    q.start(now=0.0, target_rate=1e5, duration=0.1, tag="a")
+    for i in range(10):
+        q.on_sent(i * 0.01, 1000)
+    q.start(now=0.1, target_rate=2e5, duration=0.1, tag="b")
+    for i in range(10):
+        q.on_sent(0.1 + i * 0.005, 1000)
+    q.close_current()
+    return q
+
+
+def test_mi_finishes_when_every_fate_is_known_and_in_order() -> None:
+    q = _queue_with_two_mis()
+    # The second MI's fates all arrive first: it must wait for the first.
+    for i in range(10):
+        q.on_acked(0.2 + i * 0.005, 0.1 + i * 0.005, 1000)
+    assert list(q.pop_finished()) == []
+    for i in range(9):
+        q.on_acked(0.15 + i * 0.01, i * 0.01, 1000)
+    assert list(q.pop_finished()) == []
+    q.on_lost(0.09, 1000)
+    finished = list(q.pop_finished())
+    assert [mi.tag for mi in finished] == ["a", "b"]
+    r = finished[0].result(now=1.0, min_packets=5, app_limited_ratio=0.8)
+    assert r.loss == pytest.approx(0.1) and r.useful
+    assert r.send_rate == pytest.approx(1e5)  # 10 packets over 10 packet times
+    assert r.rtt_mean == pytest.approx(0.15)
+
+
+def test_mi_ignores_packets_of_unknown_mis_and_expiry_resolves() -> None:
+    q = _queue_with_two_mis()
+    q.on_acked(1.0, -5.0, 1000)  # sent before any MI (e.g. by a previous controller)
+    assert q.find(-5.0) is None
+    for i in range(10):
+        q.on_expired(i * 0.01)
+    mi = next(q.pop_finished())
+    assert mi.packets_expired == 10 and mi.bytes_lost == 0
+
+
+def test_mi_usefulness() -> None:
+    mi = MonitorInterval(id=0, target_rate=1e5, tag=None, start_time=0.0, end_time=0.1)
+    for i in range(3):
+        mi.packets_sent += 1
+        mi.bytes_sent += 1000
+        mi.last_sent = i * 0.01
+        mi.packets_acked += 1
+        mi.add_rtt_sample(i * 0.01, 0.03)
+    mi.sending_done = True
+    assert mi.result(now=1, min_packets=5, app_limited_ratio=0.8).reason == "too-few-packets"
+    # 3 packets over 0.5 s at a 100 kB/s target: the application ran dry.
+    mi.last_sent = 0.5
+    r = mi.result(now=1, min_packets=2, app_limited_ratio=0.8)
+    assert not r.useful and r.reason == "app-limited"
+
+
+def test_vivace_utility_matches_table_4_1() -> None:
+    assert vivace_utility(10, 0.0, 0.0, t=0.9, b=900, c=11.35) == pytest.approx(10**0.9)
+    u = vivace_utility(10, 0.02, 0.01, t=0.9, b=900, c=11.35)
+    assert u == pytest.approx(10**0.9 - 900 * 10 * 0.02 - 11.35 * 10 * 0.01)
+    assert filter_rtt_gradient(0.009, 0.01) == 0.0
+    assert filter_rtt_gradient(-0.02, 0.01) == -0.02
+
+
+def test_allegro_utilities() -> None:
+    assert sigmoid(1e9, 1) == 0.0 and sigmoid(-1e9, 1) == 1.0
+    no_loss = allegro_utility(10, 0.0)
+    assert no_loss == pytest.approx(10 * sigmoid(-0.05, 100))
+    # Past the 5% threshold the sigmoid collapses throughput's worth.
+    assert allegro_utility(10, 0.03) > 0 > allegro_utility(10, 0.08)
+    steady = allegro_latency_utility(10, 0.0, 0.05, 0.05)
+    rising = allegro_latency_utility(10, 0.0, 0.06, 0.05)
+    jitter = allegro_latency_utility(10, 0.0, 0.051, 0.05)  # within tolerance
+    assert rising < steady
+    # Inside the tolerance band only the division by RTT remains.
+    assert jitter == pytest.approx(steady * 0.05 / 0.051)
+    assert math.isfinite(allegro_latency_utility(10, 0.0, 0.0, 0.0))

@@ -1,0 +1,89 @@
+"""Registry: names, per-session parameters, errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from pccstream.cc import create_controller, list_controllers
+from pccstream.cc.allegro import Allegro
+from pccstream.cc.registry import DEFAULT_CONTROLLER, controller_help, parse_params
+from pccstream.cc.vivace import Vivace
+from pccstream.cc.window import WindowController
+from pccstream.errors import UserError
+
+REQUIRED = {"vivace", "vivace-loss", "vivace-lte", "allegro", "allegro-latency", "cubic",
+            "reno"}
+
+
+def test_names_and_help() -> None:
+    names = {info.name for info in list_controllers()}
+    assert names >= REQUIRED and DEFAULT_CONTROLLER in names
+    text = controller_help()
+    assert all(name in text for name in REQUIRED) and "mi_timeout_rtts" in text
+
+
+def test_variants_defaults() -> None:
+    v = create_controller("vivace", seed=1)
+    assert isinstance(v, Vivace) and (v.p.t, v.p.b, v.p.c) == (0.9, 900.0, 11.35)
+    assert v.p.epsilon == 0.05 and v.p.mi_timeout_rtts == 5.0
+    loss = create_controller("vivace-loss")
+    assert isinstance(loss, Vivace) and loss.p.b == 0.0 and loss.name == "vivace-loss"
+    lte = create_controller("vivace-lte")
+    assert isinstance(lte, Vivace) and lte.p.mi_timeout_rtts == 2.0
+    a = create_controller("allegro-latency")
+    assert isinstance(a, Allegro) and a.p.latency
+    assert isinstance(create_controller("cubic"), WindowController)
+
+
+def test_per_session_parameters() -> None:
+    v = create_controller("vivace", {"t": "0.8", "b": "0", "c": "20", "epsilon": "0.02",
+                                     "mi_timeout_rtts": "3", "double_check": "off"}, seed=1)
+    assert isinstance(v, Vivace)
+    assert (v.p.t, v.p.b, v.p.c, v.p.epsilon, v.p.mi_timeout_rtts) == (0.8, 0, 20, 0.02, 3)
+    assert v.p.double_check is False
+    # Session parameters override a variant's own defaults.
+    lte = create_controller("vivace-lte", {"mi_timeout_rtts": "4"})
+    assert isinstance(lte, Vivace) and lte.p.mi_timeout_rtts == 4.0
+    a = create_controller("allegro", {"epsilon_min": "0.02", "epsilon_max": "0.1"})
+    assert isinstance(a, Allegro) and a.epsilon == 0.02
+
+
+def test_seed_makes_probe_order_reproducible() -> None:
+    def order(seed: int) -> list[bool]:
+        v = create_controller("vivace", seed=seed)
+        assert isinstance(v, Vivace)
+        out = []
+        for _ in range(16):
+            v._enter_probing()
+            out.append(v._probe_rates[0] > v._probe_rates[1])
+        return out
+    assert order(3) == order(3)
+    assert order(3) != order(4)
+
+
+def test_unknown_controller_lists_valid_ones() -> None:
+    with pytest.raises(UserError) as err:
+        create_controller("vivce")
+    assert "'vivce'" in str(err.value)
+    assert all(name in str(err.value) for name in REQUIRED)
+
+
+@pytest.mark.parametrize(("name", "params", "fragment"), [
+    ("vivace", {"tt": "1"}, "no parameter 'tt'; valid parameters: "),
+    ("vivace", {"t": "abc"}, "t='abc' is not a number"),
+    ("vivace", {"t": "1.5"}, "out of range"),
+    ("vivace", {"c": "nan"}, "must be finite"),
+    ("vivace", {"min_mi_packets": "2.5"}, "not an integer"),
+    ("vivace", {"double_check": "maybe"}, "not a boolean"),
+    ("cubic", {"t": "0.9"}, "valid parameters: none"),
+    ("allegro", {"epsilon_min": "0.1", "epsilon_max": "0.05"}, "epsilon_max"),
+])
+def test_bad_parameters(name: str, params: dict[str, str], fragment: str) -> None:
+    with pytest.raises(UserError) as err:
+        create_controller(name, params)
+    assert fragment in str(err.value) and repr(name) in str(err.value)
+
+
+def test_parse_params_types() -> None:
+    assert parse_params("vivace", {"min_mi_packets": "12", "b": "1e3"}) == {
+        "min_mi_packets": 12, "b": 1000.0}

@@ -1,0 +1,322 @@
+"""Vivace: every state transition, amplifier, boundary, double check, timeout."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from pccstream.cc.monitor_interval import MiResult
+from pccstream.cc.pcc_sender import MiTag
+from pccstream.cc.utility import MBIT
+from pccstream.cc.vivace import Vivace, VivaceParams
+
+from .cc_driver import MSS, Driver, PathSample, SimPacket, fluid_path
+
+
+def mbps(rate_bytes: float) -> float:
+    return rate_bytes * 8 / MBIT
+
+
+def result(rate_mbps: float, *, tag: MiTag, loss: float = 0.0, useful: bool = True,
+           gradient: float = 0.0) -> MiResult:
+    rate = rate_mbps * MBIT / 8
+    return MiResult(id=0, tag=tag, target_rate=rate, send_rate=rate, delivery_rate=rate,
+                    loss=loss, rtt_mean=0.03, rtt_gradient=gradient, packets_sent=30,
+                    start_time=0.0, finish_time=0.1, useful=useful,
+                    reason="" if useful else "app-limited")
+
+
+def probing_vivace(rate_mbps: float = 10.0, **params: float) -> Vivace:
+    v = Vivace(VivaceParams(**params), random.Random(1))  # type: ignore[arg-type]
+    v.rate = rate_mbps * MBIT / 8
+    v._enter_probing()
+    return v
+
+
+def feed_probes(v: Vivace, u_hi: float, u_lo: float, *, loss_hi: float = 0.0,
+                loss_lo: float = 0.0) -> str:
+    hi_first = v._probe_rates[0] > v._probe_rates[1]
+    verdicts = []
+    for slot, rate in enumerate(v._probe_rates):
+        is_hi = (slot == 0) == hi_first
+        r = result(mbps(rate), tag=MiTag(v.epoch, "probe", slot),
+                   loss=loss_hi if is_hi else loss_lo)
+        verdicts.append(v.on_mi_finished(0.0, r, u_hi if is_hi else u_lo).decision)
+    assert verdicts[0] == "wait"
+    return verdicts[1]
+
+
+def test_slow_start_doubles_until_utility_falls_then_probes() -> None:
+    d = Driver(Vivace(), fluid_path(12))
+    events = d.run(5)
+    assert [e["decision"] for e in events] == ["double"] * 4 + ["exit-slow-start"]
+    assert [round(e["target_rate_bps"] / 1e6) for e in events] == [1, 2, 4, 8, 16]
+    v = d.ctrl
+    assert v.state == "probing" and mbps(v.rate) == pytest.approx(8.0)
+
+
+def test_slow_start_ignores_small_loss_and_rtt_noise() -> None:
+    # 2% random loss and a 3% RTT slope are below the slow-start ignorance thresholds.
+    def path(rate: float) -> PathSample:
+        return PathSample(rtt=0.03, slope=0.03, loss=0.02)
+    d = Driver(Vivace(), path)
+    assert [e["decision"] for e in d.run(4)] == ["double"] * 4
+    strict = Driver(Vivace(VivaceParams(ss_loss_ignore=0.0, ss_rtt_gradient_ignore=0.0)), path)
+    assert "exit-slow-start" in [e["decision"] for e in strict.run(4)]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_probes_are_r_plus_minus_epsilon_in_random_order(seed: int) -> None:
+    v = probing_vivace(10.0)
+    v.rng = random.Random(seed)
+    v._enter_probing()
+    rates = sorted(mbps(r) for r in v._probe_rates)
+    assert rates == pytest.approx([9.5, 10.5])
+
+
+def test_probe_order_is_random_across_decisions() -> None:
+    v = probing_vivace(10.0)
+    orders = set()
+    for _ in range(20):
+        v._enter_probing()
+        orders.add(v._probe_rates[0] > v._probe_rates[1])
+    assert orders == {True, False}
+
+
+def test_gradient_and_unclipped_step() -> None:
+    v = probing_vivace(10.0, theta0=0.1)
+    # gamma = (u1 - u2) / (2 eps r) = 0.2 / 1.0 Mbit/s; step = theta0 * m(1) * gamma.
+    assert feed_probes(v, 8.2, 8.0) == "increase"
+    assert mbps(v.rate) == pytest.approx(10.0 + 0.1 * 0.2)
+    assert v.state == "moving" and v.tau == 1 and v.k == 0
+
+
+def test_boundary_clips_and_grows_then_shrinks() -> None:
+    v = probing_vivace(10.0)
+    assert feed_probes(v, 100.0, 0.0) == "increase"  # gamma = 100 per Mbit/s
+    assert mbps(v.rate) == pytest.approx(10.0 * 1.05)  # omega0 = 5%
+    assert v.k == 1 and v.boundary() == pytest.approx(0.15)
+    # Next step is clipped at the wider boundary 15%, and k grows again.
+    r = result(mbps(v.rate), tag=MiTag(v.epoch, "move"))
+    assert v.on_mi_finished(0.0, r, 200.0).decision == "continue"
+    assert mbps(v.rate) == pytest.approx(10.5 * 1.15)
+    assert v.k == 2 and v.tau == 2
+    # A small change (below omega0) brings k back to the smallest covering level (0).
+    v.rate = 10 * MBIT / 8
+    v._step(0.01)
+    assert v.k == 0
+    v._step(1.0)  # 10% of the rate: covered by omega0 + 1*delta
+    assert v.k == 1
+
+
+def test_amplifier_values() -> None:
+    assert [Vivace.amplifier(t) for t in range(1, 7)] == [1, 2, 3, 5, 7, 9]
+
+
+def test_amplifier_grows_in_one_direction_and_resets_on_change() -> None:
+    v = probing_vivace(10.0)
+    feed_probes(v, 1.0, 0.0)
+    assert (v.direction, v.tau) == (1, 1)
+    for expected_tau in (2, 3, 4):
+        prev = v.rate
+        r = result(mbps(v.rate), tag=MiTag(v.epoch, "move"))
+        # utility keeps rising with rate: continue, amplified
+        u = v._ref_utility + 1.0
+        verdict = v.on_mi_finished(0.0, r, u)
+        assert verdict.decision == "continue" and v.tau == expected_tau
+        assert v.rate > prev
+    # Utility falls: reverse to the better rate, amplifier and boundary reset.
+    better = v._ref_rate
+    r = result(mbps(v.rate), tag=MiTag(v.epoch, "move"))
+    assert v.on_mi_finished(0.0, r, v._ref_utility - 5.0).decision == "reverse"
+    assert v.rate == better and (v.tau, v.k, v.direction) == (0, 0, 0)
+    assert v.state == "probing"
+    # A decision in the other direction starts again at tau = 1.
+    feed_probes(v, 0.0, 1.0)
+    assert (v.direction, v.tau) == (-1, 1)
+
+
+def test_same_direction_probing_decisions_accumulate_tau() -> None:
+    v = probing_vivace(10.0, theta0=0.01, moving=False)
+    feed_probes(v, 1.0, 0.0)
+    feed_probes(v, 1.0, 0.0)
+    feed_probes(v, 1.0, 0.0)
+    assert v.tau == 3 and v.state == "probing"
+    feed_probes(v, 0.0, 1.0)
+    assert (v.direction, v.tau, v.k) == (-1, 1, 0)
+
+
+def test_amplified_step_size() -> None:
+    v = probing_vivace(10.0, theta0=0.01, omega0=1.0)
+    v.direction, v.tau = 1, 3  # the next same-direction decision is the 4th
+    feed_probes(v, 1.0, 0.0)  # gamma = 1 per Mbit/s
+    assert v.tau == 4
+    assert mbps(v.rate) == pytest.approx(10.0 + 0.01 * 5 * 1.0)  # m(4) = 5
+
+
+def test_moving_too_small_a_step_probes_again() -> None:
+    v = probing_vivace(10.0, theta0=0.0001)
+    feed_probes(v, 1.0, 0.0)
+    r = result(mbps(v.rate), tag=MiTag(v.epoch, "move"))
+    assert v.on_mi_finished(0.0, r, 5.0).decision == "probe-again"
+    assert v.state == "probing"
+
+
+def test_double_check_reruns_counter_intuitive_pair_once() -> None:
+    v = probing_vivace(10.0)
+    rate_before = v.rate
+    assert feed_probes(v, 9.0, 8.0, loss_hi=0.0, loss_lo=0.02) == "double-check"
+    assert v.state == "probing" and v.rate == rate_before and v.double_checks == 1
+    # The re-run pair is accepted whatever it shows.
+    assert feed_probes(v, 9.0, 8.0, loss_hi=0.0, loss_lo=0.02) == "increase"
+    # Intuitive results are never double-checked.
+    v2 = probing_vivace(10.0)
+    assert feed_probes(v2, 7.0, 8.0, loss_hi=0.03, loss_lo=0.01) == "decrease"
+    v3 = probing_vivace(10.0, double_check=False)
+    assert feed_probes(v3, 9.0, 8.0, loss_hi=0.0, loss_lo=0.02) == "increase"
+
+
+def test_app_limited_probe_is_rerun_and_other_mis_ignored() -> None:
+    v = probing_vivace(10.0)
+    epoch = v.epoch
+    r = result(10.5, tag=MiTag(epoch, "probe", 0), useful=False)
+    assert v.on_mi_finished(0.0, r, 1.0).decision == "reprobe:app-limited"
+    assert v.epoch == epoch + 1 and v.state == "probing"
+    v.state = "moving"
+    rate = v.rate
+    r = result(10.0, tag=MiTag(v.epoch, "move"), useful=False)
+    assert v.on_mi_finished(0.0, r, 1.0).decision == "ignored:app-limited"
+    assert v.rate == rate
+
+
+def test_app_limited_stream_keeps_rate() -> None:
+    d = Driver(Vivace(), fluid_path(50))
+    d.run(3)
+    rate = d.ctrl.rate
+    events = [d.mi(app_fraction=0.4) for _ in range(5)]
+    assert all(e["decision"] == "ignored:app-limited" for e in events)
+    assert d.ctrl.rate == rate and d.ctrl.state == "starting"
+
+
+def test_stale_results_are_not_acted_on() -> None:
+    v = probing_vivace(10.0)
+    old = MiTag(v.epoch - 1, "move")
+    d = Driver(v, fluid_path(12))
+    v.queue.start(now=d.now, target_rate=v.rate, duration=0.01, tag=old)
+    p = SimPacket(0, d.now, MSS, 0)
+    v.queue.on_sent(d.now, MSS)
+    v.queue.close_current()
+    v.on_packet_acked(d.now + 0.03, p)
+    assert d.events[-1]["decision"] == "stale"
+
+
+def test_gradient_filter_applies_to_utility() -> None:
+    v = Vivace()
+    tag = MiTag(0, "move")
+    u_small, g_small = v.mi_utility(result(10, tag=tag, gradient=0.005))
+    assert g_small == 0.0 and u_small == pytest.approx(10**0.9)
+    u_big, g_big = v.mi_utility(result(10, tag=tag, gradient=0.02))
+    assert g_big == 0.02 and u_big == pytest.approx(10**0.9 - 900 * 10 * 0.02)
+
+
+def _one_mi_then_dark(v: Vivace, *, acked: int) -> tuple[Driver, float, float, float]:
+    """Slow start and a probe, then one MI of which only the first `acked` packets are acked.
+
+    Returns the driver, the rate before, the MI's start and its last send time.
+    """
+    d = Driver(v, fluid_path(12))
+    d.run(5)
+    rate = v.rate
+    start = d.now
+    packets = []
+    while d.now < start + 0.02:  # less than one MI
+        p = SimPacket(d.pn, d.now, MSS, 0)
+        v.on_packet_sent(d.now, p)
+        packets.append(p)
+        d.pn += 1
+        d.now += 0.002
+    for p in packets[:acked]:
+        assert p.sent_time is not None
+        v.on_packet_acked(p.sent_time + 0.03, p)
+    return d, rate, start, packets[-1].sent_time or 0.0
+
+
+def _poke(v: Vivace, d: Driver, t: float) -> None:
+    v.on_packet_sent(t, SimPacket(d.pn, t, MSS, 0))
+    d.pn += 1
+
+
+@pytest.mark.parametrize(("name", "rtts"), [("vivace", 5.0), ("vivace-lte", 2.0)])
+def test_mi_timeout_without_any_feedback(name: str, rtts: float) -> None:
+    from pccstream.cc import create_controller
+    v = create_controller(name, seed=1)
+    assert isinstance(v, Vivace)
+    d, rate, start, _ = _one_mi_then_dark(v, acked=0)
+    rtt0 = v.queue.oldest.rtt_at_start if v.queue.oldest else 0.0
+    # No ACK at all `rtts` RTTs after the MI started: the path went dark or deep.
+    _poke(v, d, start + rtts * rtt0 * 0.95)
+    assert v.timeouts == 0
+    _poke(v, d, start + rtts * rtt0 * 1.05)
+    assert v.timeouts == 1 and d.events[-1]["decision"] == "timeout"
+    assert v.rate == pytest.approx(rate / 2) and v.state == "probing"
+    assert (v.tau, v.k) == (0, 0)
+    assert len(v.queue) == 1  # only the MI started by this packet remains
+
+
+@pytest.mark.parametrize(("name", "rtts"), [("vivace", 5.0), ("vivace-lte", 2.0)])
+def test_mi_timeout_with_missing_tail(name: str, rtts: float) -> None:
+    from pccstream.cc import create_controller
+    v = create_controller(name, seed=1)
+    assert isinstance(v, Vivace)
+    d, rate, _, last_sent = _one_mi_then_dark(v, acked=3)
+    oldest = v.queue.oldest
+    assert oldest is not None and oldest.packets_acked == 3
+    rtt0 = oldest.rtt_at_start
+    _poke(v, d, last_sent + rtts * rtt0 * 0.95)
+    assert v.timeouts == 0
+    _poke(v, d, last_sent + rtts * rtt0 * 1.05)
+    assert v.timeouts == 1 and v.rate == pytest.approx(rate / 2)
+
+
+def test_lte_profile_times_out_sooner() -> None:
+    from pccstream.cc import create_controller
+    fired = {}
+    for name in ("vivace", "vivace-lte"):
+        v = create_controller(name, seed=1)
+        assert isinstance(v, Vivace)
+        d, _, start, _ = _one_mi_then_dark(v, acked=0)
+        t = start
+        while v.timeouts == 0:
+            t += 0.005
+            _poke(v, d, t)
+        fired[name] = t - start
+    assert fired["vivace-lte"] < fired["vivace"] / 2
+
+
+def test_pacing_rate_and_cwnd_cap() -> None:
+    d = Driver(Vivace(VivaceParams(initial_rate_mbps=8.0)), fluid_path(100))
+    d.mi()
+    v = d.ctrl
+    assert v.pacing_rate == v.queue.current.target_rate if v.queue.current else True
+    srtt = v.rtt_stats.smoothed_rtt
+    assert v.congestion_window == int(2.0 * max(v.rate, v._mi_rate) * srtt)
+    tiny = Vivace(VivaceParams(initial_rate_mbps=0.01, min_rate_mbps=0.01))
+    assert tiny.congestion_window == 4 * 1200
+
+
+def test_converges_near_capacity_on_fluid_path() -> None:
+    d = Driver(Vivace(), fluid_path(12))
+    events = d.run(200)
+    late = [e["target_rate_bps"] / 1e6 for e in events[-60:]]
+    assert 9.0 < sum(late) / len(late) < 13.0
+
+
+def test_probes_clamped_to_one_rate_are_inconclusive() -> None:
+    v = probing_vivace(1.0, min_rate_mbps=1.0, max_rate_mbps=1.0)
+    rate = v.rate
+    v._probe_rates = [rate, rate]
+    results = [result(1.0, tag=MiTag(v.epoch, "probe", i)) for i in range(2)]
+    assert v.on_mi_finished(0.0, results[0], 2.0).decision == "wait"
+    assert v.on_mi_finished(0.0, results[1], 1.0).decision == "inconclusive"
+    assert v.rate == rate and v.state == "probing"
