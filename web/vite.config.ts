@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 // The Python server serves web/dist/ and answers GET /api/config. For `npm run dev`,
@@ -11,6 +12,12 @@ export default defineConfig({
     emptyOutDir: true,
     target: 'es2022',
     sourcemap: true,
+    rollupOptions: {
+      input: {
+        main: fileURLToPath(new URL('./index.html', import.meta.url)),
+        compare: fileURLToPath(new URL('./compare.html', import.meta.url)),
+      },
+    },
   },
   server: {
     host: '127.0.0.1',

@@ -21,6 +21,8 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "pccstream.server.cli",
     "pccstream.emulator.cli",
     "pccstream.bench.cli",
+    "pccstream.ab.cli",
+    "pccstream.demo.cli",
 )
 
 

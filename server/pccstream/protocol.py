@@ -42,6 +42,9 @@ class Status(enum.IntEnum):
 
 class UniStreamType(enum.IntEnum):
     TELEMETRY = 1
+    # The same frames through one raw-deflate stream (RFC 1951), sync-flushed at least every
+    # 100 ms; asked for with the session parameter `telemetry=deflate`.
+    TELEMETRY_DEFLATE = 2
 
 
 class ProtocolError(Exception):

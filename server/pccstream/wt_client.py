@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import ssl
 import time
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,6 +65,7 @@ class _ClientProtocol(QuicConnectionProtocol):
         self._refusal: tuple[int, bytearray] | None = None
         self._pending: dict[int, _Pending] = {}
         self._uni_buffers: dict[int, bytearray] = {}
+        self._inflaters: dict[int, Any] = {}  # zlib decompressobj per TELEMETRY_DEFLATE stream
 
     def open_session(self, authority: str, path: str) -> None:
         self.session_id = self._quic.get_next_available_stream_id()
@@ -158,11 +160,15 @@ class _ClientProtocol(QuicConnectionProtocol):
     def _on_uni_data(self, stream_id: int, data: bytes) -> None:
         buffer = self._uni_buffers.get(stream_id)
         if buffer is None:
-            if not data or data[0] != protocol.UniStreamType.TELEMETRY:
+            kinds = (protocol.UniStreamType.TELEMETRY, protocol.UniStreamType.TELEMETRY_DEFLATE)
+            if not data or data[0] not in kinds:
                 return
+            if data[0] == protocol.UniStreamType.TELEMETRY_DEFLATE:
+                self._inflaters[stream_id] = zlib.decompressobj(-15)
             buffer = self._uni_buffers[stream_id] = bytearray()
             data = data[1:]
-        buffer += data
+        inflater = self._inflaters.get(stream_id)
+        buffer += inflater.decompress(data) if inflater is not None else data
         self.telemetry.extend(protocol.decode_telemetry_frames(buffer))
 
 

@@ -1,3 +1,4 @@
+import type { DashboardSnapshot } from './dashboard';
 import type { Metrics } from './metrics/types';
 import type { TelemetryRecord } from './protocol/telemetry';
 
@@ -8,6 +9,12 @@ export interface PccstreamApi {
   metrics(): Metrics;
   /** Telemetry records received from the server (the last 20 000, plus `hello`), as plain objects. */
   telemetry(): TelemetryRecord[];
+  /** Dashboard state: records taken in by type, points drawn per series (`chart/series`). */
+  dashboard(): DashboardSnapshot;
+  /** The session's recording as JSON Lines (what the download button saves). */
+  recording(): string;
+  /** Show or hide the dashboard's charts (hidden: no drawing; data is still recorded). */
+  setDashboardVisible(visible: boolean): void;
 }
 
 declare global {

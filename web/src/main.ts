@@ -1,5 +1,6 @@
 import './style.css';
 import { fetchConfig, type ServerConfig } from './config';
+import { DashboardController, parseDashboardParams } from './dashboard';
 import { MetricsSampler } from './metrics/sampler';
 import { parseParams, parseSha256Hex, sessionUrl } from './params';
 import { ServerError } from './transport/response';
@@ -22,6 +23,9 @@ const statusEl = element('#status', HTMLElement);
 const errorEl = element('#error', HTMLElement);
 const warningsEl = element('#warnings', HTMLElement);
 const panel = new MetricsPanel(element('#metrics', HTMLTableElement));
+const dashboardRoot = element('#dashboard', HTMLElement);
+const dashboardToggle = element('#dashboard-toggle', HTMLButtonElement);
+const qlogLink = element('#qlog-link', HTMLAnchorElement);
 
 const telemetry = new TelemetryLog();
 let player: Player | null = null;
@@ -56,11 +60,54 @@ const sampler = new MetricsSampler(video, {
   error: () => errorText,
 });
 
+const dashboardParsed = parseDashboardParams(window.location.search);
+const dashboard = new DashboardController(dashboardRoot, dashboardParsed.params, { playerVersion: PLAYER_VERSION });
+if (dashboardParsed.params.compact) document.body.classList.add('compact');
+
+function showDashboard(visible: boolean): void {
+  dashboard.setVisible(visible);
+  dashboardToggle.textContent = visible ? 'Hide dashboard' : 'Show dashboard';
+}
+dashboardToggle.addEventListener('click', () => showDashboard(!dashboard.params.show));
+dashboard.listenForPeers();
+
 window.pccstream = {
   version: PLAYER_VERSION,
   metrics: () => sampler.metrics(),
   telemetry: () => telemetry.records(),
+  dashboard: () => dashboard.snapshot(),
+  recording: () => dashboard.jsonLines(),
+  setDashboardVisible: (visible: boolean) => showDashboard(visible),
 };
+
+telemetry.onRecord = (record) => {
+  dashboard.onTelemetry(record);
+  if (record.type === 'hello' && typeof record['qlog_url'] === 'string') {
+    qlogLink.href = record['qlog_url'];
+    qlogLink.hidden = false;
+  }
+};
+
+/** Stop playing and draw a recording instead (`?replay=` or a dropped file). */
+function replay(text: string, source: string): void {
+  player?.stop();
+  session?.close();
+  video.hidden = true;
+  const { records, badLines } = dashboard.replay(text, source);
+  showDashboard(true);
+  setStatus(`replay of ${source}: ${records} records${badLines.length ? `, ${badLines.length} bad lines skipped` : ''}`);
+}
+
+document.addEventListener('dragover', (event) => event.preventDefault());
+document.addEventListener('drop', (event) => {
+  event.preventDefault();
+  const file = event.dataTransfer?.files[0];
+  if (!file) return;
+  file.text().then(
+    (text) => replay(text, file.name),
+    (error: unknown) => setError(`cannot read ${file.name}: ${describeError(error)}`),
+  );
+});
 
 video.muted = true;
 video.addEventListener('error', () => {
@@ -68,8 +115,21 @@ video.addEventListener('error', () => {
   if (e) setError(`media error ${e.code}${e.message ? `: ${e.message}` : ''}`);
 });
 
+async function startReplay(url: string): Promise<void> {
+  setStatus(`loading recording ${url}`);
+  let response: Response;
+  try {
+    response = await fetch(url);
+  } catch (error) {
+    throw new Error(`replay: cannot fetch ${url}: ${describeError(error)}`);
+  }
+  if (!response.ok) throw new Error(`replay: ${url} answered HTTP ${response.status}`);
+  replay(await response.text(), url);
+}
+
 async function start(): Promise<void> {
-  const { params, errors, warnings } = parseParams(window.location.search);
+  const { params, errors: playerErrors, warnings } = parseParams(window.location.search);
+  const errors = [...playerErrors, ...dashboardParsed.errors];
   if (warnings.length > 0) {
     warningsEl.textContent = warnings.join('\n');
     warningsEl.hidden = false;
@@ -78,6 +138,26 @@ async function start(): Promise<void> {
     setError(`bad URL parameters: ${errors.join('; ')}`);
     return;
   }
+  showDashboard(dashboardParsed.params.show);
+  if (dashboardParsed.params.replay !== null) {
+    await startReplay(dashboardParsed.params.replay);
+    return;
+  }
+  dashboard.mount();
+  dashboard.startPlayerSampling({
+    bufferS: () => sampler.bufferAhead(),
+    bitrateKbps: () => {
+      const at = player?.renditionAt(video.currentTime);
+      return at ? at.bitrateBps / 1000 : null;
+    },
+    state: () => (errorText !== null ? 'error' : sampler.playback.snapshot().state),
+    currentTime: () => video.currentTime,
+    quality: () => {
+      if (typeof video.getVideoPlaybackQuality !== 'function') return null;
+      const q = video.getVideoPlaybackQuality();
+      return { dropped: q.droppedVideoFrames, total: q.totalVideoFrames };
+    },
+  });
 
   video.autoplay = params.autoplay;
   if (params.autoplay) {
@@ -111,7 +191,9 @@ async function start(): Promise<void> {
     certHash = parseSha256Hex(config.certificate_sha256);
     if (certHash === null) throw new Error('/api/config certificate_sha256 is not a SHA-256 hex digest');
   }
-  const url = sessionUrl(base, params.forwarded);
+  // Compressed telemetry (docs/dashboard.md): ~5x fewer bytes than plain frames.
+  const telemetryEncoding = new URLSearchParams(window.location.search).get('telemetry') ?? 'deflate';
+  const url = sessionUrl(base, [...params.forwarded, ['telemetry', telemetryEncoding]]);
   setStatus(`connecting to ${url}`);
   session = await Session.connect(url, certHash, telemetry);
   performance.mark('pccstream:connected');
@@ -145,6 +227,7 @@ function updatePanel(): void {
     decision: decision ? `${decision.reason} → ${decision.index}` : null,
     telemetryRecords: telemetry.length,
   });
+  if (dashboard.mode === 'replay') return;
   if (session?.closedReason && errorText === null && !(m.ended || player?.eos)) setError(session.closedReason);
 }
 

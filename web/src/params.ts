@@ -36,7 +36,9 @@ export function isForwardedParam(name: string): boolean {
   return name === 'cc' || name.startsWith('cc.') || name.startsWith('test.');
 }
 
-const KNOWN = new Set(['server', 'certHash', 'mode', 'bitrate', 'buffer', 'autoplay']);
+// `dashboard`, `replay`, `origin`, `window`: the dashboard's (src/dashboard/index.ts);
+// `telemetry` (json | deflate, default deflate): the telemetry stream's encoding.
+const KNOWN = new Set(['server', 'certHash', 'mode', 'bitrate', 'buffer', 'autoplay', 'dashboard', 'replay', 'origin', 'window', 'compact', 'telemetry']);
 
 /** Parse a hex SHA-256 (64 hex digits; ':' and whitespace separators allowed). */
 export function parseSha256Hex(text: string): Uint8Array | null {

@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 from pathlib import Path
 
+from pccstream.bench.leaderboard import (
+    DEFAULT_SCENARIO,
+    LeaderboardSettings,
+    format_table,
+    plot_leaderboard,
+    run_leaderboard,
+)
 from pccstream.bench.transfer import Arm, TransferSettings, run_transfer_sync
 from pccstream.errors import UserError
 
@@ -44,8 +52,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--fairness-window", type=float, default=20.0, help="last S seconds for Jain's index"
     )
     transfer.add_argument("--log-dir", type=Path, help="keep the emulator logs here")
+    transfer.add_argument(
+        "--no-realtime-endpoints",
+        dest="realtime_endpoints",
+        action="store_false",
+        help="run client and server at normal priority (default: SCHED_RR 5 while flows run, "
+        "below the emulator's 10)",
+    )
     transfer.add_argument("--json", action="store_true", help="print only the JSON result")
     transfer.set_defaults(func=_transfer)
+    _register_leaderboard(commands)
 
 
 def _transfer(args: argparse.Namespace) -> int:
@@ -75,6 +91,7 @@ def _transfer(args: argparse.Namespace) -> int:
         compete=args.compete,
         fairness_window_s=min(args.fairness_window, args.duration),
         log_dir=args.log_dir,
+        realtime_endpoints=args.realtime_endpoints,
     )
     result = run_transfer_sync(settings, lambda line: print(line, file=sys.stderr, flush=True))
     print(json.dumps(result if args.json else _without_series(result), indent=2))
@@ -83,3 +100,75 @@ def _transfer(args: argparse.Namespace) -> int:
 
 def _without_series(result: dict[str, object]) -> dict[str, object]:
     return result
+
+
+def _register_leaderboard(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    board = commands.add_parser(
+        "leaderboard",
+        help="every registered controller on one scenario, ranked by power",
+        description="Runs each registered controller (or --cc) through `bench transfer` on "
+        "the scenario and prints throughput, p95 signal delay, power and loss, best power "
+        "first (medians over runs).",
+    )
+    board.add_argument(
+        "--scenario",
+        default=DEFAULT_SCENARIO,
+        help=f"scenario name or file (default {DEFAULT_SCENARIO}, the contest setup)",
+    )
+    board.add_argument(
+        "--cc", help="only these arms: NAME[:KEY=VALUE...],NAME... (default: all registered)"
+    )
+    board.add_argument(
+        "--param", action="append", default=[], metavar="KEY=VALUE", help="scenario parameter"
+    )
+    board.add_argument("--duration", type=float, default=30.0, help="seconds per run (default 30)")
+    board.add_argument("--runs", type=int, default=1, help="runs per controller (default 1)")
+    board.add_argument("--seed", type=int, default=1, help="base seed (run i uses seed+i)")
+    board.add_argument("--log-dir", type=Path, help="keep the emulator logs here")
+    board.add_argument("--plot", type=Path, help="throughput-vs-delay plot (.png or .svg)")
+    board.add_argument("--json", action="store_true", help="print the JSON result, not a table")
+    board.set_defaults(func=_leaderboard)
+
+
+def _leaderboard(args: argparse.Namespace) -> int:
+    if args.duration <= 0 or args.duration > 3600:
+        raise UserError(f"--duration {args.duration}: must be in (0, 3600] seconds")
+    if not 1 <= args.runs <= 100:
+        raise UserError(f"--runs {args.runs}: must be 1..100")
+    if args.plot is not None and args.plot.suffix.lower() not in (".png", ".svg"):
+        raise UserError(f"--plot {args.plot}: output must end in .png or .svg")
+    arms = None
+    if args.cc is not None:
+        arms = [Arm.parse(text) for text in args.cc.split(",") if text.strip()]
+        if not arms:
+            raise UserError("--cc names no controller")
+    params: dict[str, str] = {}
+    for item in args.param:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise UserError(f"--param {item!r}: expected KEY=VALUE")
+        params[key] = value
+    settings = LeaderboardSettings(
+        scenario=args.scenario,
+        arms=arms,
+        scenario_params=params,
+        duration_s=args.duration,
+        runs=args.runs,
+        seed=args.seed,
+        log_dir=args.log_dir,
+    )
+
+    def progress(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    try:
+        result = asyncio.run(run_leaderboard(settings, progress))
+    except KeyboardInterrupt:
+        raise UserError("interrupted") from None
+    if args.plot is not None:
+        plot_leaderboard(result, args.plot)
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        print(format_table(result["rows"]))
+    return 0

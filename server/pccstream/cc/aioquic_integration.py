@@ -35,6 +35,12 @@ _RECOVERY_ATTRS = ("_cc", "_pacer", "_rtt_smoothed", "_rtt_latest", "_rtt_min",
 _PACER_ATTRS = ("_max_datagram_size", "packet_time", "bucket_max", "bucket_time",
                 "evaluation_time")
 
+# Packets of credit a pacer timer waits for once the bucket is empty. Each wake-up costs a
+# pass through aioquic's timer and send path in Python; a rate-bound sender (PCC) woke once
+# per packet. Two back-to-back packets (2.4 kB, 1.6 ms of a 12 Mbit/s link) do not matter to
+# the bottleneck; the long-run rate is unchanged (credit accrues continuously). 1 = as aioquic.
+PACING_WAKE_QUANTUM = 2
+
 
 class AioquicInternalsChanged(RuntimeError):
     """aioquic no longer has the private attributes the integration relies on."""
@@ -157,7 +163,10 @@ class ControllerPacer(QuicPacketPacer):
         missing = self.packet_time - self.bucket_time
         if missing <= 1e-9:
             return None  # type: ignore[return-value]
-        return now + missing
+        # Out of credit: sleep until PACING_WAKE_QUANTUM packets' worth has accrued (within
+        # the bucket) rather than one, halving the timer wake-ups of a pacing-bound sender.
+        quantum = min(PACING_WAKE_QUANTUM * self.packet_time, self.bucket_max)
+        return now + max(missing, quantum - self.bucket_time)
 
     def update_after_send(self, now: float) -> None:
         self._refresh()

@@ -9,6 +9,7 @@ an MI costs O(1) per ack and O(1) at the end, with no rescans.
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -34,12 +35,15 @@ class MonitorInterval:
     first_ack_time: float = 0.0
     last_ack_time: float = 0.0
     # Running sums for the least-squares fit of RTT (y) against send time (x), with x
-    # taken relative to start_time to keep the sums well conditioned.
+    # taken relative to start_time and y relative to the first sample (y_ref) to keep the
+    # sums well conditioned.
     n_rtt: int = 0
+    y_ref: float = 0.0
     sum_x: float = 0.0
     sum_y: float = 0.0
     sum_xx: float = 0.0
     sum_xy: float = 0.0
+    sum_yy: float = 0.0
 
     @property
     def packets_resolved(self) -> int:
@@ -52,11 +56,19 @@ class MonitorInterval:
 
     def add_rtt_sample(self, sent_time: float, rtt: float) -> None:
         x = sent_time - self.start_time
+        if self.n_rtt == 0:
+            self.y_ref = rtt
+        y = rtt - self.y_ref
         self.n_rtt += 1
         self.sum_x += x
-        self.sum_y += rtt
+        self.sum_y += y
         self.sum_xx += x * x
-        self.sum_xy += x * rtt
+        self.sum_xy += x * y
+        self.sum_yy += y * y
+
+    @property
+    def rtt_mean(self) -> float:
+        return self.y_ref + self.sum_y / self.n_rtt if self.n_rtt else 0.0
 
     def rtt_gradient(self) -> float:
         """Least-squares slope of RTT against send time (seconds per second)."""
@@ -68,6 +80,24 @@ class MonitorInterval:
         if denom <= 1e-18:
             return 0.0
         return (n * self.sum_xy - self.sum_x * self.sum_y) / denom
+
+    def rtt_gradient_stderr(self) -> float:
+        """Standard error of `rtt_gradient` from the fit's residuals (inf below 3 samples).
+
+        Host scheduling delays on the ACK path add milliseconds of RTT noise that a one-RTT
+        regression turns into slopes of +-0.1 and more (docs/cc.md, "Real stack"); comparing
+        a slope with its standard error tells such noise from a queue that really grows.
+        """
+        n = self.n_rtt
+        if n < 3:
+            return math.inf
+        sxx = self.sum_xx - self.sum_x * self.sum_x / n
+        if sxx <= 1e-18:
+            return math.inf
+        sxy = self.sum_xy - self.sum_x * self.sum_y / n
+        syy = self.sum_yy - self.sum_y * self.sum_y / n
+        sse = max(syy - sxy * sxy / sxx, 0.0)
+        return math.sqrt(sse / (n - 2) / sxx)
 
     def result(self, *, now: float, min_packets: int, app_limited_ratio: float) -> MiResult:
         packets = max(self.packets_sent, 1)
@@ -82,7 +112,7 @@ class MonitorInterval:
         else:
             delivery_rate = self.bytes_acked / send_duration
         loss = self.bytes_lost / self.bytes_sent if self.bytes_sent else 0.0
-        rtt_mean = self.sum_y / self.n_rtt if self.n_rtt else 0.0
+        rtt_mean = self.rtt_mean
         # An MI is only evidence about its rate if it actually sent at that rate: too few
         # packets, or an application that ran dry, would make a low rate look like a bad
         # choice of the controller.
@@ -103,6 +133,7 @@ class MonitorInterval:
             loss=loss,
             rtt_mean=rtt_mean,
             rtt_gradient=self.rtt_gradient(),
+            rtt_gradient_stderr=self.rtt_gradient_stderr(),
             packets_sent=self.packets_sent,
             start_time=self.start_time,
             finish_time=now,
@@ -128,6 +159,7 @@ class MiResult:
     finish_time: float
     useful: bool
     reason: str = ""
+    rtt_gradient_stderr: float = 0.0  # standard error of rtt_gradient (inf: unknown)
     extra: dict[str, float] = field(default_factory=dict)
 
 

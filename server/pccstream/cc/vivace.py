@@ -50,6 +50,10 @@ class VivaceParams(PccParams):
                          lo=0.0, hi=1.0)
     rtt_gradient_filter: float = param(
         0.01, "|dRTT/dt| below this is measurement noise and counts as 0", lo=0.0, hi=1.0)
+    rtt_gradient_confidence: float = param(
+        2.0, "dRTT/dt counts only when it exceeds this many standard errors of the MI's "
+        "regression slope, else it is noise and counts as 0 (0 = off; see docs/cc.md, "
+        "real stack)", lo=0.0, hi=100.0)
     ss_loss_ignore: float = param(
         0.1, "slow start ignores loss rates below this (random loss must not end it)",
         lo=0.0, hi=1.0)
@@ -92,6 +96,8 @@ class Vivace(PccSender):
     def mi_utility(self, result: MiResult) -> tuple[float, float]:
         p = self.p
         gradient = filter_rtt_gradient(result.rtt_gradient, p.rtt_gradient_filter)
+        if abs(gradient) <= p.rtt_gradient_confidence * result.rtt_gradient_stderr:
+            gradient = 0.0  # not distinguishable from ACK-path noise
         if not p.reward_rtt_decrease:
             gradient = max(gradient, 0.0)
         loss = result.loss

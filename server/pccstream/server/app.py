@@ -23,6 +23,7 @@ from pccstream.cc.registry import create_controller, list_controllers
 from pccstream.errors import UserError
 from pccstream.server.certs import Certificate, ensure_certificate
 from pccstream.server.http_app import WebAppServer
+from pccstream.server.link_status import LinkStatusReceiver
 from pccstream.server.media_store import MediaStore
 from pccstream.server.session import ViewerSession
 from pccstream.server.webtransport import SESSION_PATH, EndpointSettings, protocol_factory
@@ -53,6 +54,14 @@ class ServerConfig:
     enable_test_hooks: bool = False
     qlog_dir: Path | None = None
     telemetry_interval_s: float = 0.1
+    # UDP port on 127.0.0.1 for emulator link-status datagrams (0: any; None: off).
+    link_status_port: int | None = None
+    # Served read-only under /recordings/ (telemetry recordings for `?replay=`).
+    recordings_dir: Path | None = None
+
+
+QLOG_URL_PREFIX = "/qlog/"
+RECORDINGS_URL_PREFIX = "/recordings/"
 
 
 class StreamingServer:
@@ -65,6 +74,7 @@ class StreamingServer:
         self.sessions: list[ViewerSession] = []
         self._quic_servers: list[QuicServer] = []
         self._web: WebAppServer | None = None
+        self.link_status: LinkStatusReceiver | None = None
 
     @property
     def webtransport_url(self) -> str:
@@ -85,6 +95,29 @@ class StreamingServer:
             "server_version": __version__,
             "controllers": [info.name for info in list_controllers()],
         }
+
+    def sessions_info(self) -> list[dict[str, Any]]:
+        """`GET /api/sessions`: per-session byte counters (telemetry overhead)."""
+        out = []
+        for session in list(self.sessions):
+            c = session.counters
+            out.append(
+                {
+                    "session_id": str(session.session_id),
+                    "cc": session.cc_name,
+                    "peer": list(session.peer) if session.peer else None,
+                    "opened_at": session.opened_at,
+                    "closed": session.closed,
+                    "requests": c.requests,
+                    "media_bytes": c.media_bytes,
+                    "telemetry_bytes": c.telemetry_bytes,
+                    "telemetry_records": c.telemetry_records,
+                    "telemetry_frame_bytes": c.telemetry_frame_bytes,
+                    "telemetry_encoding": session.telemetry_encoding,
+                    "telemetry_overhead": c.telemetry_overhead,
+                }
+            )
+        return out
 
     async def start(self) -> None:
         config = self.config
@@ -107,15 +140,36 @@ class StreamingServer:
             default_cc=config.cc,
             enable_test_hooks=config.enable_test_hooks,
             telemetry_interval_s=config.telemetry_interval_s,
-            on_session=self.sessions.append,
+            on_session=self._on_session,
+            qlog_url_prefix=QLOG_URL_PREFIX if config.qlog_dir is not None else None,
         )
         await self._bind_quic(quic_config, settings)
+        if config.link_status_port is not None:
+            self.link_status = LinkStatusReceiver(lambda: self.sessions)
+            try:
+                await self.link_status.start(config.link_status_port)
+            except OSError as exc:
+                raise UserError(
+                    _bind_error("link status", "127.0.0.1", config.link_status_port, exc)
+                ) from exc
         if not (config.web_root / "index.html").is_file():
             log.warning(
                 "web app not built at %s: run the bootstrap (infra/bootstrap.sh)", config.web_root
             )
+        directories: dict[str, Path] = {}
+        if config.qlog_dir is not None:
+            directories[QLOG_URL_PREFIX] = config.qlog_dir
+        if config.recordings_dir is not None:
+            config.recordings_dir.mkdir(parents=True, exist_ok=True)
+            directories[RECORDINGS_URL_PREFIX] = config.recordings_dir
         try:
-            self._web = WebAppServer(config.web_root, config.http_port, self.api_config)
+            self._web = WebAppServer(
+                config.web_root,
+                config.http_port,
+                self.api_config,
+                sessions=self.sessions_info,
+                directories=directories,
+            )
         except OSError as exc:
             raise UserError(_bind_error("HTTP", "127.0.0.1", config.http_port, exc)) from exc
         self._web.start()
@@ -138,6 +192,14 @@ class StreamingServer:
                 self.quic_port = server._transport.get_extra_info("sockname")[1]  # type: ignore[attr-defined]
             self._quic_servers.append(server)
 
+    def _on_session(self, session: ViewerSession) -> None:
+        # Bounded: a long-running server keeps the last 64 sessions (open ones first).
+        if len(self.sessions) >= 64:
+            open_ = [s for s in self.sessions if not s.closed]
+            closed = [s for s in self.sessions if s.closed]
+            self.sessions[:] = (closed + open_)[-63:]
+        self.sessions.append(session)
+
     def ready_info(self) -> dict[str, Any]:
         assert self._web is not None and self.certificate is not None
         return {
@@ -147,6 +209,7 @@ class StreamingServer:
             "webtransport_url": self.webtransport_url,
             "page_url": self.page_url,
             "certificate_sha256": self.certificate.sha256_hex,
+            "link_status_port": self.link_status.port if self.link_status else None,
         }
 
     def close(self) -> None:
@@ -154,6 +217,8 @@ class StreamingServer:
             session.close()
         for server in self._quic_servers:
             server.close()
+        if self.link_status is not None:
+            self.link_status.close()
         if self._web is not None:
             self._web.close()
 

@@ -42,6 +42,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     parser.add_argument("--qlog-dir", type=Path, help="write a qlog file per QUIC connection here")
     parser.add_argument(
+        "--link-status-port",
+        type=int,
+        help="receive emulator link status (pccstream emulate --status-to) on this UDP port "
+        "of 127.0.0.1 and stream it to the sessions behind that emulator (0: any port)",
+    )
+    parser.add_argument(
+        "--recordings-dir",
+        type=Path,
+        help="serve telemetry recordings (JSON Lines) from here at /recordings/NAME, "
+        "for the dashboard's ?replay=/recordings/NAME",
+    )
+    parser.add_argument(
         "--ready-file", type=Path, help="write ports and certificate hash as JSON here once serving"
     )
     parser.add_argument(
@@ -56,7 +68,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def _serve(args: argparse.Namespace) -> int:
-    for name, port in (("--port", args.port), ("--http-port", args.http_port)):
+    ports = [("--port", args.port), ("--http-port", args.http_port)]
+    if args.link_status_port is not None:
+        ports.append(("--link-status-port", args.link_status_port))
+    for name, port in ports:
         if not 0 <= port <= 65535:
             raise UserError(f"{name} {port} is not a port number (0-65535)")
     if args.host not in ("127.0.0.1", "::1", "localhost"):
@@ -74,6 +89,8 @@ def _serve(args: argparse.Namespace) -> int:
         state_dir=args.state_dir,
         enable_test_hooks=args.enable_test_hooks,
         qlog_dir=args.qlog_dir,
+        link_status_port=args.link_status_port,
+        recordings_dir=args.recordings_dir,
     )
     return _run(config, args.ready_file)
 

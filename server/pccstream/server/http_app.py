@@ -20,6 +20,7 @@ from typing import Any, cast
 from urllib.parse import unquote, urlsplit
 
 ConfigProvider = Callable[[], dict[str, Any]]
+SessionsProvider = Callable[[], list[dict[str, Any]]]
 
 mimetypes.add_type("text/javascript", ".js")
 mimetypes.add_type("application/wasm", ".wasm")
@@ -29,10 +30,20 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, address: tuple[str, int], web_root: Path, config: ConfigProvider) -> None:
+    def __init__(
+        self,
+        address: tuple[str, int],
+        web_root: Path,
+        config: ConfigProvider,
+        sessions: SessionsProvider | None = None,
+        directories: dict[str, Path] | None = None,
+    ) -> None:
         self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
         self.web_root = web_root.resolve()
         self.config_provider = config
+        self.sessions_provider = sessions
+        # URL prefix ("/qlog/") -> directory served read-only, flat (no sub-directories).
+        self.directories = {prefix: d.resolve() for prefix, d in (directories or {}).items()}
         super().__init__(address, _Handler)
 
 
@@ -55,7 +66,30 @@ class _Handler(BaseHTTPRequestHandler):
                 json.dumps(self._app.config_provider()).encode(),
             )
             return
+        if path == "/api/sessions" and self._app.sessions_provider is not None:
+            body = json.dumps(self._app.sessions_provider()).encode()
+            self._send(HTTPStatus.OK, "application/json", body)
+            return
+        for prefix, directory in self._app.directories.items():
+            if path.startswith(prefix):
+                self._send_from(directory, path[len(prefix) :], path)
+                return
         self._send_static(path)
+
+    def _send_from(self, directory: Path, name: str, path: str) -> None:
+        if name == "":
+            names = sorted(p.name for p in directory.iterdir() if p.is_file())
+            self._send(HTTPStatus.OK, "application/json", json.dumps(names).encode())
+            return
+        if "/" in name or name.startswith("."):
+            self._send(HTTPStatus.FORBIDDEN, "text/plain", b"flat file names only\n")
+            return
+        target = directory / name
+        if not target.is_file():
+            self._send(HTTPStatus.NOT_FOUND, "text/plain", f"not found: {path}\n".encode())
+            return
+        content_type = "application/json" if name.endswith(".qlog") else "application/x-ndjson"
+        self._send(HTTPStatus.OK, content_type, target.read_bytes(), attachment=name)
 
     def do_HEAD(self) -> None:  # noqa: N802 - stdlib naming
         self.do_GET()
@@ -74,11 +108,17 @@ class _Handler(BaseHTTPRequestHandler):
         content_type = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
         self._send(HTTPStatus.OK, content_type, target.read_bytes())
 
-    def _send(self, status: HTTPStatus, content_type: str, body: bytes) -> None:
+    def _send(
+        self, status: HTTPStatus, content_type: str, body: bytes, attachment: str | None = None
+    ) -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", "no-store")
+        # qvis (https://qvis.quictools.info) loads a qlog by URL: allow it to fetch ours.
+        self.send_header("Access-Control-Allow-Origin", "*")
+        if attachment is not None:
+            self.send_header("Content-Disposition", f'inline; filename="{attachment}"')
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
@@ -87,12 +127,22 @@ class _Handler(BaseHTTPRequestHandler):
 class WebAppServer:
     """Serves `web_root` and `/api/config` on 127.0.0.1 (and ::1 when available)."""
 
-    def __init__(self, web_root: Path, port: int, config: ConfigProvider) -> None:
-        self._servers = [_Server(("127.0.0.1", port), web_root, config)]
+    def __init__(
+        self,
+        web_root: Path,
+        port: int,
+        config: ConfigProvider,
+        *,
+        sessions: SessionsProvider | None = None,
+        directories: dict[str, Path] | None = None,
+    ) -> None:
+        self._servers = [_Server(("127.0.0.1", port), web_root, config, sessions, directories)]
         self.port = self._servers[0].server_address[1]
         # No IPv6 loopback here is fine: 127.0.0.1 is the address the server prints.
         with contextlib.suppress(OSError):
-            self._servers.append(_Server(("::1", self.port), web_root, config))
+            self._servers.append(
+                _Server(("::1", self.port), web_root, config, sessions, directories)
+            )
         self._threads: list[threading.Thread] = []
 
     def start(self) -> None:

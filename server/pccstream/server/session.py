@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -51,6 +53,14 @@ class SessionCounters:
     errors: int = 0
     media_bytes: int = 0
     telemetry_bytes: int = 0
+    telemetry_records: int = 0
+    # Telemetry frame bytes before compression (equal to telemetry_bytes without deflate).
+    telemetry_frame_bytes: int = 0
+
+    @property
+    def telemetry_overhead(self) -> float:
+        """Telemetry bytes as a fraction of media bytes (0 before any media)."""
+        return self.telemetry_bytes / self.media_bytes if self.media_bytes else 0.0
 
 
 @dataclass
@@ -64,6 +74,12 @@ class ViewerSession:
     telemetry_interval_s: float = 0.1
     withhold: WithholdHook | None = None
     counters: SessionCounters = field(default_factory=SessionCounters)
+    # The QUIC peer's (host, port): link records from an emulator are routed by it.
+    peer: tuple[str, int] | None = None
+    # Extra fields for the `hello` record (e.g. where the session's qlog will be).
+    hello_extra: dict[str, Any] = field(default_factory=dict)
+    # "json": TELEMETRY stream (frames as they are); "deflate": TELEMETRY_DEFLATE.
+    telemetry_encoding: str = "json"
 
     def __post_init__(self) -> None:
         self._loop = asyncio.get_running_loop()
@@ -74,13 +90,29 @@ class ViewerSession:
         self._withhold_done = False
         self._telemetry_stream: int | None = None
         self._telemetry_task: asyncio.Task[None] | None = None
+        self._deflate: Any = None  # zlib compressobj for "deflate"
+        self._deflate_pending = False
         self._closed = False
+        self.opened_at = time.time()
+
+    @property
+    def t0(self) -> float:
+        """The session's time origin on the event loop's clock (`t_ms` = 0)."""
+        return self._t0
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
 
     # --- lifecycle -------------------------------------------------------------------
 
     def start(self) -> None:
         self._telemetry_stream = self.writer.open_uni_stream(self.session_id)
-        self.writer.send(self._telemetry_stream, bytes([protocol.UniStreamType.TELEMETRY]), False)
+        stream_type = protocol.UniStreamType.TELEMETRY
+        if self.telemetry_encoding == "deflate":
+            stream_type = protocol.UniStreamType.TELEMETRY_DEFLATE
+            self._deflate = zlib.compressobj(6, zlib.DEFLATED, -15, 9)
+        self.writer.send(self._telemetry_stream, bytes([stream_type]), False)
         self.publish(
             {
                 "type": "hello",
@@ -89,8 +121,10 @@ class ViewerSession:
                 "cc_params": self.cc_params,
                 "server_version": __version__,
                 "t0_us": time.time_ns() // 1000,
+                **self.hello_extra,
             }
         )
+        self.flush_telemetry()
         self._telemetry_task = asyncio.ensure_future(self._sample_loop())
 
     def close(self) -> None:
@@ -108,12 +142,28 @@ class ViewerSession:
         if self._closed or self._telemetry_stream is None:
             return
         try:
-            frame = protocol.encode_telemetry_frame(record)
+            frame = protocol.encode_telemetry_frame(compact_record(record))
         except ValueError:
             log.exception("telemetry record not encodable: %r", record.get("type"))
             return
-        self.counters.telemetry_bytes += len(frame)
-        self.writer.send(self._telemetry_stream, frame, False)
+        self.counters.telemetry_frame_bytes += len(frame)
+        self.counters.telemetry_records += 1
+        if self._deflate is not None:
+            self._send_telemetry(self._deflate.compress(frame))
+            self._deflate_pending = True
+        else:
+            self._send_telemetry(frame)
+
+    def flush_telemetry(self) -> None:
+        """Deflate: make everything published so far decodable by the client (sync flush)."""
+        if self._deflate is not None and self._deflate_pending and not self._closed:
+            self._deflate_pending = False
+            self._send_telemetry(self._deflate.flush(zlib.Z_SYNC_FLUSH))
+
+    def _send_telemetry(self, data: bytes) -> None:
+        if data and self._telemetry_stream is not None:
+            self.counters.telemetry_bytes += len(data)
+            self.writer.send(self._telemetry_stream, data, False)
 
     async def _sample_loop(self) -> None:
         while not self._closed:
@@ -124,8 +174,9 @@ class ViewerSession:
                 log.exception("telemetry sample failed")
                 sample = None
             if sample is not None:
-                self.publish({"type": "sample", "t_ms": round(self.elapsed_ms(), 3), **sample})
-                self.writer.flush()
+                self.publish({"type": "sample", "t_ms": self.elapsed_ms(), **sample})
+            self.flush_telemetry()
+            self.writer.flush()
 
     # --- requests --------------------------------------------------------------------
 
@@ -215,6 +266,40 @@ class ViewerSession:
             stream_id, protocol.encode_response(request, error.status, body, _now_us()), True
         )
         self.writer.flush()
+
+
+def compact_number(value: float, digits: int = 5) -> float | int | None:
+    """`digits` significant digits, as an int when whole: telemetry needs no more, and every
+    byte counts against the overhead budget (≤ 2 % of the media bytes). JSON has no NaN or
+    infinity: a non-finite value becomes null."""
+    if not math.isfinite(value):
+        return None
+    rounded = float(f"{value:.{digits}g}")
+    return int(rounded) if rounded.is_integer() and abs(rounded) < 2**53 else rounded
+
+
+def _digits(key: str) -> int:
+    if key.endswith("_bps"):
+        return 4  # a rate to 0.05 %
+    if key == "utility":
+        return 7  # probe pairs differ in the low digits
+    return 5
+
+
+def compact_record(record: dict[str, Any]) -> dict[str, Any]:
+    """A copy with floats shortened (documented in shared/PROTOCOL.md): rates to 4
+    significant digits, utility to 7, others to 5; `t_ms` to 0.1 ms. Integers are kept."""
+    out: dict[str, Any] = {}
+    for key, value in record.items():
+        if isinstance(value, float):
+            if key == "t_ms" and math.isfinite(value):
+                value = round(value, 1)
+                out[key] = int(value) if value.is_integer() else value
+            else:
+                out[key] = compact_number(value, _digits(key))
+        else:
+            out[key] = value
+    return out
 
 
 def _now_us() -> int:

@@ -7,6 +7,7 @@ by its CONNECT URL (`?cc=NAME&cc.PARAM=VALUE`) and plugged in through
 
 from __future__ import annotations
 
+import enum
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from aioquic.h3.connection import H3_ALPN, H3Connection
 from aioquic.h3.events import H3Event, HeadersReceived, WebTransportStreamDataReceived
 from aioquic.quic.events import ConnectionTerminated, ProtocolNegotiated, QuicEvent
 
-from pccstream.cc.aioquic_integration import install_controller
+from pccstream.cc.aioquic_integration import controller_telemetry, install_controller
 from pccstream.cc.registry import create_controller
 from pccstream.errors import UserError
 from pccstream.server.session import MediaLookup, ViewerSession, WithholdHook
@@ -26,6 +27,7 @@ from pccstream.server.session import MediaLookup, ViewerSession, WithholdHook
 log = logging.getLogger("pccstream.webtransport")
 
 SESSION_PATH = "/stream"
+TELEMETRY_ENCODINGS = ("json", "deflate")
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,8 @@ class EndpointSettings:
     enable_test_hooks: bool = False
     telemetry_interval_s: float = 0.1
     on_session: Callable[[ViewerSession], None] | None = None
+    # URL path prefix under which the web app serves --qlog-dir (None: no qlog).
+    qlog_url_prefix: str | None = None
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,7 @@ class SessionRequest:
     cc: str
     cc_params: dict[str, str]
     withhold: WithholdHook | None
+    telemetry_encoding: str = "json"
 
 
 def parse_session_query(query: str, settings: EndpointSettings) -> SessionRequest:
@@ -51,8 +56,15 @@ def parse_session_query(query: str, settings: EndpointSettings) -> SessionReques
     cc = settings.default_cc
     cc_params: dict[str, str] = {}
     test: dict[str, str] = {}
+    encoding = "json"
     for key, value in parse_qsl(query, keep_blank_values=True):
-        if key == "cc":
+        if key == "telemetry":
+            if value not in TELEMETRY_ENCODINGS:
+                raise UserError(
+                    f"telemetry={value!r}: expected one of {', '.join(TELEMETRY_ENCODINGS)}"
+                )
+            encoding = value
+        elif key == "cc":
             cc = value or settings.default_cc
         elif key.startswith("cc."):
             cc_params[key[3:]] = value
@@ -75,7 +87,7 @@ def parse_session_query(query: str, settings: EndpointSettings) -> SessionReques
             ) from None
         if withhold.at_segment < 0 or not 0 < withhold.seconds <= 600:
             raise UserError("test.withhold_at must be >= 0 and test.withhold_s in (0, 600]")
-    return SessionRequest(cc, cc_params, withhold)
+    return SessionRequest(cc, cc_params, withhold, encoding)
 
 
 class StreamingProtocol(QuicConnectionProtocol):
@@ -144,23 +156,43 @@ class StreamingProtocol(QuicConnectionProtocol):
         except UserError as exc:
             self._respond(event.stream_id, 400, str(exc), end=True)
             return
+        quic = self._quic
         session = ViewerSession(
             session_id=event.stream_id,
             media=self.settings.media,
             writer=self,
             cc_name=wanted.cc,
             cc_params=wanted.cc_params,
-            telemetry_source=lambda: controller.telemetry_sample(self._loop.time()),
+            telemetry_source=lambda: _sample(quic, controller, self._loop.time()),
             telemetry_interval_s=self.settings.telemetry_interval_s,
             withhold=wanted.withhold,
+            telemetry_encoding=wanted.telemetry_encoding,
+            peer=self.peer_address(),
+            hello_extra=self._hello_extra(),
         )
-        install_controller(self._quic, controller, on_event=session.publish)
+        # MI events and samples share the session's clock: t_ms = 0 at session start.
+        install_controller(quic, controller, on_event=session.publish, t0=session.t0)
         self._sessions[event.stream_id] = session
         self._respond(event.stream_id, 200, None, end=False)
         session.start()
         if self.settings.on_session is not None:
             self.settings.on_session(session)
         log.info("session %d opened: cc=%s params=%s", event.stream_id, wanted.cc, wanted.cc_params)
+
+    def peer_address(self) -> tuple[str, int] | None:
+        """The peer's current (host, port), from aioquic's network paths (private)."""
+        paths = getattr(self._quic, "_network_paths", None)
+        if not paths:
+            return None
+        addr = paths[0].addr
+        return (str(addr[0]), int(addr[1]))
+
+    def _hello_extra(self) -> dict[str, Any]:
+        prefix = self.settings.qlog_url_prefix
+        if prefix is None:
+            return {}
+        odcid = self._quic.original_destination_connection_id.hex()
+        return {"qlog_url": f"{prefix}{odcid}.qlog"}
 
     def _respond(self, stream_id: int, status: int, reason: str | None, *, end: bool) -> None:
         assert self._http is not None
@@ -173,6 +205,31 @@ class StreamingProtocol(QuicConnectionProtocol):
         if reason is not None and end:
             self._http.send_data(stream_id, reason.encode(), end_stream=True)
         self.transmit()
+
+
+def controller_state(controller: Any) -> str | None:
+    """The controller's state for the dashboard's state timeline: its own `state` (PCC's
+    starting/probing/moving, BBR's startup/drain/probe_bw/probe_rtt), else for window-based
+    controllers slow_start / congestion_avoidance from cwnd vs ssthresh."""
+    state = getattr(controller, "state", None)
+    if isinstance(state, enum.Enum):
+        state = state.value
+    if isinstance(state, str):
+        return state
+    if getattr(controller, "is_rate_based", False):
+        return None
+    ssthresh = getattr(controller, "ssthresh", None)
+    cwnd = getattr(controller, "congestion_window", 0)
+    return "slow_start" if ssthresh is None or cwnd < ssthresh else "congestion_avoidance"
+
+
+def _sample(quic: Any, controller: Any, now: float) -> dict[str, Any] | None:
+    sample = controller_telemetry(quic, now)
+    if sample is not None:
+        state = controller_state(controller)
+        if state is not None:
+            sample["state"] = state
+    return sample
 
 
 def protocol_factory(settings: EndpointSettings) -> Callable[..., StreamingProtocol]:

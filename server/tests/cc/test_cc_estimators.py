@@ -51,6 +51,27 @@ def test_mi_gradient_degenerate_cases() -> None:
     assert mi.rtt_gradient() == 0.0
 
 
+def test_mi_gradient_stderr_matches_the_textbook_formula() -> None:
+    mi = MonitorInterval(id=0, target_rate=1e6, tag=None, start_time=10.0, end_time=11.0)
+    assert mi.rtt_gradient_stderr() == math.inf  # fewer than 3 samples
+    xs = [i * 0.001 for i in range(40)]
+    ys = [0.030 + 0.02 * x + (0.004 if i % 3 == 0 else -0.002) for i, x in enumerate(xs)]
+    for x, y in zip(xs, ys, strict=True):
+        mi.add_rtt_sample(10.0 + x, y)
+    n = len(xs)
+    mx, my = sum(xs) / n, sum(ys) / n
+    sxx = sum((x - mx) ** 2 for x in xs)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx
+    sse = sum((y - my - slope * (x - mx)) ** 2 for x, y in zip(xs, ys, strict=True))
+    assert mi.rtt_gradient() == pytest.approx(slope, rel=1e-6)
+    assert mi.rtt_gradient_stderr() == pytest.approx(math.sqrt(sse / (n - 2) / sxx), rel=1e-6)
+    assert mi.rtt_mean == pytest.approx(my, rel=1e-9)
+    exact = MonitorInterval(id=1, target_rate=1e6, tag=None, start_time=0.0, end_time=1.0)
+    for i in range(10):
+        exact.add_rtt_sample(i * 0.001, 0.03 + 0.1 * i * 0.001)  # a queue growing exactly
+    assert exact.rtt_gradient_stderr() == pytest.approx(0.0, abs=1e-9)
+
+
 def _queue_with_two_mis() -> MonitorIntervalQueue:
     q = MonitorIntervalQueue()
     q.start(now=0.0, target_rate=1e5, duration=0.1, tag="a")

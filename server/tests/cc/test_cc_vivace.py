@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import pytest
@@ -218,6 +219,18 @@ def test_gradient_filter_applies_to_utility() -> None:
     assert g_small == 0.0 and u_small == pytest.approx(10**0.9)
     u_big, g_big = v.mi_utility(result(10, tag=tag, gradient=0.02))
     assert g_big == 0.02 and u_big == pytest.approx(10**0.9 - 900 * 10 * 0.02)
+
+
+def test_gradient_within_its_standard_error_counts_as_noise() -> None:
+    v = Vivace()
+    tag = MiTag(0, "move")
+    noisy = dataclasses.replace(result(10, tag=tag, gradient=0.15), rtt_gradient_stderr=0.1)
+    u, g = v.mi_utility(noisy)  # 0.15 < 2 x 0.1: ACK-path noise
+    assert g == 0.0 and u == pytest.approx(10**0.9)
+    clear = dataclasses.replace(noisy, rtt_gradient_stderr=0.05)
+    assert v.mi_utility(clear)[1] == 0.15  # 0.15 > 2 x 0.05: a growing queue
+    off = Vivace(VivaceParams(rtt_gradient_confidence=0.0))
+    assert off.mi_utility(noisy)[1] == 0.15
 
 
 def _one_mi_then_dark(v: Vivace, *, acked: int) -> tuple[Driver, float, float, float]:

@@ -26,7 +26,14 @@ def make_fake_media(root: Path, sizes: tuple[int, ...] = (1000, 30000, 200000)) 
         for i in range(SEGMENTS):
             data = bytes((r * 31 + i * 7 + j) % 251 for j in range(size))
             (root / rid / f"seg-{i:05d}.m4s").write_bytes(data)
-            segments.append({"file": f"{rid}/seg-{i:05d}.m4s", "start_s": 2.0 * i, "duration_s": 2.0, "bytes": size})
+            segments.append(
+                {
+                    "file": f"{rid}/seg-{i:05d}.m4s",
+                    "start_s": 2.0 * i,
+                    "duration_s": 2.0,
+                    "bytes": size,
+                }
+            )
         renditions.append(
             {
                 "id": rid,
@@ -39,7 +46,12 @@ def make_fake_media(root: Path, sizes: tuple[int, ...] = (1000, 30000, 200000)) 
                 "segments": segments,
             }
         )
-    manifest = {"version": 1, "duration_s": 2.0 * SEGMENTS, "segment_seconds": 2.0, "renditions": renditions}
+    manifest = {
+        "version": 1,
+        "duration_s": 2.0 * SEGMENTS,
+        "segment_seconds": 2.0,
+        "renditions": renditions,
+    }
     (root / "manifest.json").write_text(json.dumps(manifest))
     return root
 
@@ -50,11 +62,15 @@ def fake_media(tmp_path: Path) -> Path:
 
 
 @asynccontextmanager
-async def running_server(media: Path, state_dir: Path, **overrides: object) -> AsyncIterator[StreamingServer]:
+async def running_server(
+    media: Path, state_dir: Path, **overrides: object
+) -> AsyncIterator[StreamingServer]:
     web_root = state_dir / "web"
     web_root.mkdir(parents=True, exist_ok=True)
     (web_root / "index.html").write_text("<!doctype html><title>pccstream</title>")
-    config = ServerConfig(media_dir=media, port=0, http_port=0, web_root=web_root, state_dir=state_dir)
+    config = ServerConfig(
+        media_dir=media, port=0, http_port=0, web_root=web_root, state_dir=state_dir
+    )
     for key, value in overrides.items():
         setattr(config, key, value)
     server = StreamingServer(config)

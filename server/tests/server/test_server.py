@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -93,7 +94,9 @@ def test_wrong_path_is_404(fake_media: Path, tmp_path: Path) -> None:
     async def scenario() -> None:
         async with running_server(fake_media, tmp_path / "state") as server:
             with pytest.raises(SessionRefused) as caught:
-                async with WebTransportClient.open("127.0.0.1", server.quic_port, path="/../etc/passwd"):
+                async with WebTransportClient.open(
+                    "127.0.0.1", server.quic_port, path="/../etc/passwd"
+                ):
                     pass
             assert caught.value.status == 404
 
@@ -117,7 +120,9 @@ def test_withhold_hook_delays_data_once(fake_media: Path, tmp_path: Path) -> Non
     async def scenario() -> None:
         async with running_server(fake_media, tmp_path / "state", enable_test_hooks=True) as server:
             params = {"test.withhold_at": "2", "test.withhold_s": "0.6"}
-            async with WebTransportClient.open("127.0.0.1", server.quic_port, params=params) as client:
+            async with WebTransportClient.open(
+                "127.0.0.1", server.quic_port, params=params
+            ) as client:
                 first = await client.get(Request(Kind.SEGMENT, 0, 1))
                 assert first.download_s < 0.4
                 held = await client.get(Request(Kind.SEGMENT, 0, 2))
@@ -128,22 +133,26 @@ def test_withhold_hook_delays_data_once(fake_media: Path, tmp_path: Path) -> Non
     asyncio.run(scenario())
 
 
-def test_session_chooses_its_controller_and_gets_telemetry(fake_media: Path, tmp_path: Path) -> None:
+def test_session_chooses_its_controller_and_gets_telemetry(
+    fake_media: Path, tmp_path: Path
+) -> None:
     async def scenario() -> None:
-        async with running_server(fake_media, tmp_path / "state", telemetry_interval_s=0.05) as server:
-            async with WebTransportClient.open(
+        async with (
+            running_server(fake_media, tmp_path / "state", telemetry_interval_s=0.05) as server,
+            WebTransportClient.open(
                 "127.0.0.1", server.quic_port, cc="vivace", params={"cc.c": "20"}
-            ) as client:
-                for index in range(SEGMENTS):
-                    await client.get(Request(Kind.SEGMENT, 2, index))
-                await asyncio.sleep(0.3)
-                hello = client.telemetry[0]
-                assert hello["type"] == "hello"
-                assert hello["cc"] == "vivace" and hello["cc_params"] == {"c": "20"}
-                samples = [r for r in client.telemetry if r["type"] == "sample"]
-                assert len(samples) >= 3
-                assert samples[-1]["bytes_sent"] > 0
-                assert server.sessions[0].cc_name == "vivace"
+            ) as client,
+        ):
+            for index in range(SEGMENTS):
+                await client.get(Request(Kind.SEGMENT, 2, index))
+            await asyncio.sleep(0.3)
+            hello = client.telemetry[0]
+            assert hello["type"] == "hello"
+            assert hello["cc"] == "vivace" and hello["cc_params"] == {"c": "20"}
+            samples = [r for r in client.telemetry if r["type"] == "sample"]
+            assert len(samples) >= 3
+            assert samples[-1]["bytes_sent"] > 0
+            assert server.sessions[0].cc_name == "vivace"
 
     asyncio.run(scenario())
 
@@ -175,10 +184,14 @@ def test_http_app_serves_config_and_refuses_traversal(fake_media: Path, tmp_path
 def test_bad_configuration_is_a_user_error(fake_media: Path, tmp_path: Path) -> None:
     async def scenario() -> None:
         with pytest.raises(UserError, match="manifest.json"):
-            await StreamingServer(ServerConfig(media_dir=tmp_path, port=0, http_port=0, state_dir=tmp_path)).start()
+            await StreamingServer(
+                ServerConfig(media_dir=tmp_path, port=0, http_port=0, state_dir=tmp_path)
+            ).start()
         with pytest.raises(UserError, match="nosuchcc"):
             await StreamingServer(
-                ServerConfig(media_dir=fake_media, port=0, http_port=0, cc="nosuchcc", state_dir=tmp_path)
+                ServerConfig(
+                    media_dir=fake_media, port=0, http_port=0, cc="nosuchcc", state_dir=tmp_path
+                )
             ).start()
         async with running_server(fake_media, tmp_path / "a") as first:
             with pytest.raises(UserError, match="already in use"):

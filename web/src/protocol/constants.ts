@@ -29,6 +29,8 @@ export type StatusName = keyof typeof Status;
 /** First byte of every server → client unidirectional stream. */
 export const UniStreamType = {
   TELEMETRY: 1,
+  /** The same frames through one raw-deflate stream (session parameter `telemetry=deflate`). */
+  TELEMETRY_DEFLATE: 2,
 } as const;
 
 const KIND_NAMES = new Map<number, KindName>(

@@ -67,3 +67,44 @@ describe('TelemetryLog', () => {
     expect(log.records()).toEqual([{ type: 'link', t_ms: 1 }]);
   });
 });
+
+describe('TelemetryLog: TELEMETRY_DEFLATE', () => {
+  it('inflates a raw-deflate stream, sync-flushed between records, in odd chunks', async () => {
+    // Node's zlib (not typed in this browser project): the server's sync-flushed raw deflate.
+    const moduleName = 'node:zlib';
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const zlib: any = await import(/* @vite-ignore */ moduleName);
+    const deflate = zlib.createDeflateRaw();
+    const out: Uint8Array[] = [];
+    deflate.on('data', (c: Uint8Array) => out.push(c));
+    const flush = (): Promise<void> => new Promise((resolve) => deflate.flush(zlib.constants.Z_SYNC_FLUSH, () => resolve()));
+    deflate.write(encodeFrame({ type: 'hello', session_id: 's', cc: 'vivace' }));
+    await flush();
+    for (let i = 1; i <= 50; i++) {
+      deflate.write(encodeFrame({ type: 'sample', t_ms: i * 100, cwnd_bytes: 1000 + i }));
+      if (i % 7 === 0) await flush();
+    }
+    await flush();
+    const body = new Uint8Array(out.reduce((n, c) => n + c.length, 0));
+    out.reduce((at, c) => (body.set(c, at), at + c.length), 0);
+    const all = new Uint8Array([2, ...body]);
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let i = 0; i < all.length; i += 13) controller.enqueue(all.subarray(i, i + 13));
+        controller.close();
+      },
+    });
+    const log = new TelemetryLog();
+    const seen: string[] = [];
+    log.onRecord = (r) => seen.push(r.type);
+    await log.readUniStream(stream);
+    const records = log.records();
+    expect(records).toHaveLength(51);
+    expect(records[0]).toEqual({ type: 'hello', session_id: 's', cc: 'vivace' });
+    expect(records[50]).toEqual({ type: 'sample', t_ms: 5000, cwnd_bytes: 1050 });
+    expect(seen).toHaveLength(51);
+    // Repetitive JSON compresses well: the reason this encoding exists.
+    const plain = 51 * 40;
+    expect(body.length).toBeLessThan(plain / 3);
+  });
+});

@@ -1,0 +1,300 @@
+"""`pccstream ab` (run / resume / export an A/B experiment) and `pccstream report`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+from pccstream.ab.design import Design, default_ladder, parse_arms, resolve_scenario, schedule
+from pccstream.ab.store import EXPORT_FORMATS, Store, export, open_store
+from pccstream.errors import UserError
+
+REPO = Path(__file__).resolve().parents[3]
+MEDIA_MARGIN_S = 8.0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = subparsers.add_parser(
+        "ab",
+        help="randomized, resumable A/B browser experiments of congestion controllers",
+        description=(
+            "Run every arm (controller) once per block, in a random order, on the same network "
+            "realization; K headless Chromium viewers play through the emulator for S seconds "
+            "per run. Each finished run is committed to SQLite; --resume continues."
+        ),
+    )
+    p.add_argument(
+        "--arms",
+        metavar="CC[,CC...]",
+        help="controllers, e.g. vivace,bbr,cubic (NAME:key=value for parameters); "
+        "the first is the baseline of paired differences",
+    )
+    p.add_argument("--scenario", metavar="NAME|FILE", help="emulator scenario (NAME:k=v,...)")
+    p.add_argument(
+        "--scenario-param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="scenario parameter (repeatable); --bitrate and --viewers fill "
+        "bitrate_kbps and viewers when the scenario declares them",
+    )
+    p.add_argument("--runs", type=int, default=5, help="blocks (runs per arm), default 5")
+    p.add_argument(
+        "--duration",
+        type=float,
+        default=60.0,
+        metavar="S",
+        help="seconds of playback per run (default 60)",
+    )
+    p.add_argument("--mode", choices=["fixed", "abr"], default="fixed")
+    p.add_argument(
+        "--bitrate",
+        type=int,
+        metavar="KBPS",
+        help="video bitrate, kbit/s (fixed mode; default 3000)",
+    )
+    p.add_argument(
+        "--buffer",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="player buffer target, seconds (default 10)",
+    )
+    p.add_argument(
+        "--viewers",
+        type=int,
+        default=1,
+        metavar="K",
+        help="viewers sharing the bottleneck (default 1)",
+    )
+    p.add_argument("--seed", type=int, default=1, help="schedule and network seed (default 1)")
+    p.add_argument(
+        "--db",
+        default="results.sqlite",
+        metavar="FILE",
+        help="SQLite results file (default results.sqlite)",
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue this experiment (same flags), or with no --arms/--scenario the "
+        "last unfinished one in --db",
+    )
+    p.add_argument(
+        "--media",
+        metavar="DIR",
+        help="media directory (default: made with `pccstream media synth` into "
+        ".cache/media and reused)",
+    )
+    p.add_argument(
+        "--ladder",
+        metavar="KBPS,...",
+        help="renditions (kbit/s) of the generated media (default: the bitrate in "
+        "fixed mode, a 4-step ladder in abr mode)",
+    )
+    p.add_argument("--keep-logs", metavar="DIR", help="keep the emulator's packet logs here")
+    p.add_argument(
+        "--export", choices=EXPORT_FORMATS, help="export the runs of --db (no experiment is run)"
+    )
+    p.add_argument("--out", metavar="FILE", help="--export target (default: DB name + suffix)")
+    p.set_defaults(func=_ab)
+
+    r = subparsers.add_parser(
+        "report",
+        help="self-contained HTML report of an A/B results database",
+        description="Tables with bootstrap CIs, paired differences, CDFs, throughput-vs-delay "
+        "scatter with 1-sigma ellipses, and one example time series per arm.",
+    )
+    r.add_argument("db", metavar="RESULTS.sqlite")
+    r.add_argument("--out", default="report.html", metavar="FILE")
+    r.add_argument("--title", default="pccstream A/B report")
+    r.add_argument("--tables", metavar="FILE.md", help="also write the tables as Markdown")
+    r.add_argument("--seed", type=int, default=None, help="bootstrap seed (default fixed)")
+    r.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples")
+    r.set_defaults(func=_report)
+
+
+def _parse_kv(items: list[str], flag: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UserError(f"{flag} {item!r}: expected KEY=VALUE")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def design_from_args(args: argparse.Namespace) -> Design:
+    if not args.arms:
+        raise UserError("--arms is required, e.g. --arms vivace,cubic")
+    if not args.scenario:
+        raise UserError("--scenario is required (see `pccstream emulate scenarios`)")
+    arms = parse_arms(args.arms)
+    bitrate = args.bitrate if args.bitrate is not None else (3000 if args.mode == "fixed" else None)
+    scenario, params = resolve_scenario(
+        args.scenario, _parse_kv(args.scenario_param, "--scenario-param"), bitrate, args.viewers
+    )
+    if args.ladder:
+        try:
+            ladder = tuple(sorted(int(x.strip().rstrip("kK")) for x in args.ladder.split(",")))
+        except ValueError:
+            raise UserError(f"--ladder {args.ladder!r}: expected kbit/s like 1000,3000") from None
+    else:
+        ladder = default_ladder(args.mode, bitrate)
+    if args.mode == "fixed" and bitrate not in ladder:
+        raise UserError(f"--bitrate {bitrate}: not in the ladder {list(ladder)}")
+    return Design(
+        arms=tuple(arm.label for arm in arms),
+        scenario=scenario,
+        scenario_params=params,
+        runs=args.runs,
+        duration_s=args.duration,
+        mode=args.mode,
+        bitrate_kbps=bitrate if args.mode == "fixed" else None,
+        buffer_s=args.buffer,
+        viewers=args.viewers,
+        seed=args.seed,
+        ladder=ladder,
+    )
+
+
+def _manifest_fits(media: Path, ladder: tuple[int, ...], min_duration_s: float) -> bool:
+    try:
+        manifest = json.loads((media / "manifest.json").read_text())
+    except (OSError, ValueError):
+        return False
+    have = {r["bitrate_bps"] // 1000 for r in manifest.get("renditions", [])}
+    return set(ladder) <= have and float(manifest.get("duration_s", 0)) >= min_duration_s
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("PCCSTREAM_CACHE", REPO / ".cache")) / "media"
+
+
+def find_or_make_media(design: Design, explicit: str | None) -> Path:
+    """`--media`, else a cached or default media directory with the ladder and at least
+    duration + margin seconds, else encode one into the cache."""
+    need_s = design.duration_s + MEDIA_MARGIN_S
+    if explicit:
+        media = Path(explicit)
+        if not (media / "manifest.json").is_file():
+            raise UserError(f"--media {media}: no manifest.json (make one with pccstream media)")
+        if not _manifest_fits(media, design.ladder, design.duration_s):
+            raise UserError(
+                f"--media {media}: needs renditions {list(design.ladder)} kbit/s and at least "
+                f"{design.duration_s:g} s of video"
+            )
+        return media
+    ladder_name = "-".join(f"{k}k" for k in design.ladder)
+    candidates = [REPO / "media" / "default"]
+    root = cache_dir()
+    if root.is_dir():
+        candidates += sorted(root.glob(f"{ladder_name}-*s"))
+    for candidate in candidates:
+        if _manifest_fits(candidate, design.ladder, need_s):
+            return candidate
+    duration = int(math.ceil(need_s / 10.0) * 10)
+    out = root / f"{ladder_name}-{duration}s"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    print(
+        f"pccstream ab: encoding {duration} s of media at {ladder_name} into {out}", file=sys.stderr
+    )
+    command = [
+        sys.executable,
+        "-m",
+        "pccstream.cli",
+        "media",
+        "synth",
+        "--out",
+        str(out),
+        "--duration",
+        str(duration),
+        "--ladder",
+        ",".join(f"{k}k" for k in design.ladder),
+        "--force",
+    ]
+    result = subprocess.run(command, stderr=subprocess.PIPE, text=True)
+    if result.returncode != 0:
+        raise UserError(f"media encoding failed: {result.stderr.strip().splitlines()[-1:]}")
+    return out
+
+
+def _latest_unfinished(store: Store) -> Design:
+    for row in reversed(store.experiments()):
+        design = Design.from_dict(json.loads(row["design_json"]))
+        if len(store.completed(design.experiment_id)) < len(schedule(design)):
+            return design
+    raise UserError(f"{store.path}: nothing to resume (every experiment is complete)")
+
+
+def _ab(args: argparse.Namespace) -> int:
+    if args.export:
+        with open_store(args.db, must_exist=True) as store:
+            out = Path(args.out or Path(args.db).with_suffix(f".{args.export}"))
+            count = export(store, args.export, out)
+        print(f"exported {count} runs to {out}")
+        return 0
+    from pccstream.ab.experiment import run_experiment
+    from pccstream.ab.runner import BrowserRunner
+
+    command = shlex.join(["pccstream", *sys.argv[1:]]) if sys.argv else None
+    with open_store(args.db) as store:
+        if args.resume and not args.arms and not args.scenario:
+            design = _latest_unfinished(store)
+        else:
+            design = design_from_args(args)
+        media = find_or_make_media(design, args.media)
+
+        async def main() -> None:
+            runner = BrowserRunner(
+                media, keep_logs=Path(args.keep_logs) if args.keep_logs else None
+            )
+            await runner.start()
+            try:
+                outcome = await run_experiment(
+                    store, design, runner, resume=args.resume, command=command
+                )
+            finally:
+                await runner.close()
+            overheads = outcome.overheads_s
+            overhead = (
+                f", mean per-run overhead {sum(overheads) / len(overheads):.1f} s"
+                if overheads
+                else ""
+            )
+            print(
+                f"experiment {outcome.experiment_id}: {outcome.ran} runs in "
+                f"{outcome.wall_s:.0f} s ({outcome.skipped} already stored){overhead}; "
+                f"results in {args.db}"
+            )
+
+        try:
+            asyncio.run(main())
+        except KeyboardInterrupt:
+            raise UserError(
+                "interrupted; completed runs are stored, continue with --resume"
+            ) from None
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from pccstream.ab.report import write_report
+
+    with open_store(args.db, must_exist=True) as store:
+        out = Path(args.out)
+        write_report(store, out, title=args.title, seed=args.seed, resamples=args.resamples)
+        if args.tables:
+            from pccstream.ab.report import markdown_tables
+
+            Path(args.tables).write_text(
+                markdown_tables(store, seed=args.seed, resamples=args.resamples)
+            )
+    print(f"report written to {out}")
+    return 0

@@ -1,0 +1,191 @@
+"""What an A/B experiment is, and its blocked randomized schedule.
+
+An experiment is identified by its design: every setting that changes what is measured. The
+identity is a hash of the design's canonical JSON, so `--resume` finds the experiment again
+from the same flags, and a different design never mixes with it.
+
+Schedule: `runs` blocks; each block runs every arm exactly once, in an order drawn from a
+generator seeded by (seed, block), on one network realization (the emulator seed of the block),
+so the arms of a block see identical network conditions and the order carries no bias.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from pccstream.cc.registry import create_controller
+from pccstream.emulator.scenario import load_scenario, parse_name_and_params
+from pccstream.errors import UserError
+
+MODES = ("fixed", "abr")
+
+
+@dataclass(frozen=True)
+class Arm:
+    """A controller name with per-session parameters, written `NAME[:KEY=VALUE...]`."""
+
+    cc: str
+    params: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def label(self) -> str:
+        return ":".join([self.cc, *(f"{k}={v}" for k, v in self.params)])
+
+    @classmethod
+    def parse(cls, text: str) -> Arm:
+        name, *pairs = text.strip().split(":")
+        params: list[tuple[str, str]] = []
+        for pair in pairs:
+            key, sep, value = pair.partition("=")
+            if not sep or not key:
+                raise UserError(f"--arms {text!r}: parameter {pair!r} is not KEY=VALUE")
+            params.append((key, value))
+        # Refuse unknown names (the message lists the valid ones) and bad parameters now.
+        create_controller(name, dict(params))
+        return cls(name, tuple(params))
+
+
+def parse_arms(text: str) -> list[Arm]:
+    arms = [Arm.parse(item) for item in text.split(",") if item.strip()]
+    if not arms:
+        raise UserError("--arms: give at least one controller, e.g. vivace,cubic")
+    labels = [arm.label for arm in arms]
+    if len(set(labels)) != len(labels):
+        raise UserError(f"--arms {text!r}: an arm is listed twice")
+    return arms
+
+
+@dataclass(frozen=True)
+class Design:
+    arms: tuple[str, ...]
+    scenario: str
+    scenario_params: dict[str, str] = field(default_factory=dict)
+    runs: int = 5
+    duration_s: float = 60.0
+    mode: str = "fixed"
+    bitrate_kbps: int | None = 3000
+    buffer_s: float = 10.0
+    viewers: int = 1
+    seed: int = 1
+    ladder: tuple[int, ...] = ()  # kbit/s of the media renditions
+
+    def __post_init__(self) -> None:
+        if not self.arms:
+            raise UserError("--arms: give at least one controller")
+        if self.runs < 1:
+            raise UserError(f"--runs {self.runs}: must be at least 1")
+        if not self.duration_s > 0:
+            raise UserError(f"--duration {self.duration_s}: must be > 0 seconds")
+        if self.mode not in MODES:
+            raise UserError(f"--mode {self.mode!r}: expected fixed or abr")
+        if self.mode == "fixed" and not self.bitrate_kbps:
+            raise UserError("--mode fixed needs --bitrate KBPS")
+        if self.bitrate_kbps is not None and self.bitrate_kbps <= 0:
+            raise UserError(f"--bitrate {self.bitrate_kbps}: must be > 0 kbit/s")
+        if self.viewers < 1:
+            raise UserError(f"--viewers {self.viewers}: must be at least 1")
+        if not self.buffer_s > 0:
+            raise UserError(f"--buffer {self.buffer_s}: must be > 0 seconds")
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["arms"] = list(self.arms)
+        data["ladder"] = list(self.ladder)
+        data["scenario_params"] = dict(sorted(self.scenario_params.items()))
+        return data
+
+    def canonical_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+
+    @property
+    def experiment_id(self) -> str:
+        return hashlib.sha256(self.canonical_json().encode()).hexdigest()[:16]
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Design:
+        return cls(
+            arms=tuple(data["arms"]),
+            scenario=data["scenario"],
+            scenario_params=dict(data.get("scenario_params") or {}),
+            runs=int(data["runs"]),
+            duration_s=float(data["duration_s"]),
+            mode=data["mode"],
+            bitrate_kbps=data.get("bitrate_kbps"),
+            buffer_s=float(data.get("buffer_s", 10.0)),
+            viewers=int(data.get("viewers", 1)),
+            seed=int(data["seed"]),
+            ladder=tuple(int(x) for x in data.get("ladder") or ()),
+        )
+
+    @property
+    def scenario_label(self) -> str:
+        """A short name for tables: scenario + its params + viewers + bitrate."""
+        params = ",".join(f"{k}={v}" for k, v in sorted(self.scenario_params.items()))
+        text = self.scenario + (f":{params}" if params else "")
+        if self.mode == "fixed":
+            text += f" @ {self.bitrate_kbps} kbit/s"
+        else:
+            text += " (abr)"
+        if self.viewers > 1:
+            text += f" x{self.viewers} viewers"
+        return text
+
+
+def default_ladder(mode: str, bitrate_kbps: int | None) -> tuple[int, ...]:
+    """Fixed mode needs only the chosen rendition; ABR gets a 4-step ladder up to the bitrate
+    (default 3000 kbit/s)."""
+    top = bitrate_kbps or 3000
+    if mode == "fixed":
+        return (top,)
+    return tuple(sorted({max(100, round(top * f)) for f in (0.1, 0.25, 0.5, 1.0)}))
+
+
+def resolve_scenario(
+    scenario: str, params: dict[str, str], bitrate_kbps: int | None, viewers: int
+) -> tuple[str, dict[str, str]]:
+    """Split inline `NAME:k=v` params off, feed `--bitrate`/`--viewers` to the scenario when it
+    declares `bitrate_kbps`/`viewers` (explicit params win), and check that it loads."""
+    name, inline = parse_name_and_params(scenario)
+    merged = {**inline, **params}
+    declared = load_scenario(name, merged).params
+    if "bitrate_kbps" in declared and "bitrate_kbps" not in merged and bitrate_kbps:
+        merged["bitrate_kbps"] = str(bitrate_kbps)
+    if "viewers" in declared and "viewers" not in merged:
+        merged["viewers"] = str(viewers)
+    load_scenario(name, merged)  # raises UserError naming the file and key
+    return name, merged
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One run of the schedule: `arm` in `block`, `position`-th within the block."""
+
+    index: int
+    block: int
+    position: int
+    arm: str
+    network_seed: int
+
+
+def network_seed(seed: int, block: int) -> int:
+    """The emulator seed of a block: one network realization shared by every arm."""
+    return random.Random(f"{seed}:network:{block}").randrange(1, 2**31)
+
+
+def block_order(arms: tuple[str, ...], seed: int, block: int) -> list[str]:
+    order = list(arms)
+    random.Random(f"{seed}:order:{block}").shuffle(order)
+    return order
+
+
+def schedule(design: Design) -> list[Slot]:
+    slots: list[Slot] = []
+    for block in range(design.runs):
+        net = network_seed(design.seed, block)
+        for position, arm in enumerate(block_order(design.arms, design.seed, block)):
+            slots.append(Slot(len(slots), block, position, arm, net))
+    return slots

@@ -1,0 +1,140 @@
+"""The experiment loop: run the schedule's missing slots with a runner, commit each run.
+
+The runner is injected (`Runner` protocol), so tests drive the loop with a fake. A run is
+stored only when complete, in one transaction: a crash or kill loses at most the run in
+progress, and `resume` recomputes the same schedule and skips the stored (block, arm) pairs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from pccstream.ab.design import Design, schedule
+from pccstream.ab.progress import Progress
+from pccstream.ab.runner import RunFailed, Runner
+from pccstream.ab.store import Store
+from pccstream.errors import UserError
+
+RETRIES = 1  # a run that measured nothing (RunFailed) is tried once more, then we stop
+
+
+@dataclass
+class Outcome:
+    experiment_id: str
+    total: int
+    skipped: int
+    ran: int
+    wall_s: float
+    overheads_s: list[float]
+
+
+def prepare(store: Store, design: Design, *, resume: bool, command: str | None = None) -> int:
+    """Register the experiment (or find it again with `resume`); returns the runs stored."""
+    existing = store.experiment(design.experiment_id)
+    done = len(store.completed(design.experiment_id)) if existing is not None else 0
+    total = len(schedule(design))
+    if existing is None:
+        store.add_experiment(design, command)
+    elif not resume:
+        raise UserError(
+            f"{store.path} already holds this experiment ({design.experiment_id}, "
+            f"{done}/{total} runs done): pass --resume to continue it, or change --seed or --db"
+        )
+    return done
+
+
+def _summary(record: dict[str, Any]) -> str:
+    def fmt(key: str, scale: float = 1.0, unit: str = "") -> str:
+        value = record.get(key)
+        if value is None:
+            return "n/a"
+        value *= scale
+        return f"{value:.0f}{unit}" if abs(value) >= 100 else f"{value:.3g}{unit}"
+
+    parts = [
+        f"buffering {fmt('buffering_ratio', 100, ' %')}",
+        f"startup {fmt('startup_delay_ms', 1, ' ms')}",
+        f"bitrate {fmt('mean_bitrate_kbps', 1, ' kbit/s')}",
+        f"throughput {fmt('throughput_mbps', 1, ' Mbit/s')}",
+        f"p95 queue {fmt('p95_queue_delay_ms', 1, ' ms')}",
+    ]
+    return ", ".join(parts)
+
+
+async def run_experiment(
+    store: Store,
+    design: Design,
+    runner: Runner,
+    *,
+    resume: bool = False,
+    command: str | None = None,
+    progress: Progress | None = None,
+    expected_overhead_s: float = 6.0,
+) -> Outcome:
+    started = time.monotonic()
+    prepare(store, design, resume=resume, command=command)
+    slots = schedule(design)
+    done = store.completed(design.experiment_id)
+    todo = [slot for slot in slots if (slot.block, slot.arm) not in done]
+    if progress is None:
+        progress = Progress(
+            len(slots), len(slots) - len(todo), design.duration_s + expected_overhead_s
+        )
+    overheads: list[float] = []
+    ticker = asyncio.ensure_future(_tick(progress))
+    try:
+        for slot in todo:
+            progress.start_run(f"block {slot.block + 1}/{design.runs} {slot.arm}")
+            record: dict[str, Any] | None = None
+            started_at = time.time()
+            for attempt in range(RETRIES + 1):
+                started_at = time.time()
+                try:
+                    record = await runner.run(design, slot)
+                    break
+                except RunFailed as exc:
+                    if attempt == RETRIES:
+                        raise UserError(
+                            f"run block {slot.block} arm {slot.arm} failed twice: {exc}; "
+                            "completed runs are stored, fix the cause and pass --resume"
+                        ) from None
+            assert record is not None
+            finished_at = time.time()
+            record.update(
+                slot=slot.index,
+                block=slot.block,
+                position=slot.position,
+                arm=slot.arm,
+                network_seed=slot.network_seed,
+                started_at=started_at,
+                finished_at=finished_at,
+                wall_s=round(finished_at - started_at, 3),
+            )
+            if record.get("overhead_s") is None:
+                record["overhead_s"] = round(record["wall_s"] - design.duration_s, 3)
+            overheads.append(record["overhead_s"])
+            store.commit_run(design.experiment_id, record)
+            progress.finish_run(_summary(record))
+    finally:
+        ticker.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await ticker
+    progress.close()
+    return Outcome(
+        design.experiment_id,
+        len(slots),
+        len(slots) - len(todo),
+        len(todo),
+        time.monotonic() - started,
+        overheads,
+    )
+
+
+async def _tick(progress: Progress) -> None:
+    while True:
+        await asyncio.sleep(1.0)
+        progress.tick()

@@ -1,0 +1,418 @@
+"""`pccstream report`: one self-contained HTML file (inline SVG figures, no scripts).
+
+Per experiment (scenario, bitrate, viewers): mean and 95 % bootstrap CI per arm of the key
+metrics; the paired difference of each arm against the first arm (paired by block, i.e. by
+network realization); CDFs; throughput vs p95 queueing delay with 1-sigma ellipses (delay axis
+reversed, as in the Remy and Pantheon figures); and one example time series per arm.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+import math
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.axes import Axes  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from pccstream.ab import stats  # noqa: E402
+from pccstream.ab.design import Design, schedule  # noqa: E402
+from pccstream.ab.store import Store, telemetry  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Metric:
+    column: str
+    title: str
+    unit: str
+    scale: float = 1.0
+    lower_is_better: bool = True
+
+
+METRICS: tuple[Metric, ...] = (
+    Metric("buffering_ratio", "buffering ratio", "%", 100.0),
+    Metric("startup_delay_ms", "startup delay", "ms"),
+    Metric("mean_bitrate_kbps", "mean bitrate", "kbit/s", lower_is_better=False),
+    Metric("throughput_mbps", "throughput", "Mbit/s", lower_is_better=False),
+    Metric("p95_queue_delay_ms", "p95 queueing delay", "ms"),
+    Metric("p95_signal_delay_ms", "p95 signal delay", "ms"),
+    Metric("utilization", "utilization", "%", 100.0, lower_is_better=False),
+    Metric("loss_rate", "loss", "%", 100.0),
+    Metric("stall_count", "stalls", "count"),
+)
+CDF_METRICS = ("buffering_ratio", "startup_delay_ms", "throughput_mbps", "p95_queue_delay_ms")
+COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2")
+
+CSS = """
+body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}
+h1{font-size:1.6em}h2{border-bottom:2px solid #ddd;padding-bottom:.2em;margin-top:2em}
+table{border-collapse:collapse;margin:1em 0;font-size:.9em}
+th,td{border:1px solid #ccc;padding:.3em .6em;text-align:right}
+th:first-child,td:first-child{text-align:left}thead th{background:#f3f3f3}
+.note{color:#555;font-size:.9em}.fig svg{max-width:100%;height:auto}
+code,pre{background:#f6f6f6;padding:.1em .3em}pre{padding:.6em;overflow-x:auto;font-size:.85em}
+.warn{color:#a40}
+"""
+
+
+def _svg(fig: Figure) -> str:
+    buffer = io.StringIO()
+    fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
+    plt.close(fig)
+    text = buffer.getvalue()
+    return text[text.index("<svg") :]
+
+
+def _color(index: int) -> str:
+    return COLORS[index % len(COLORS)]
+
+
+class ExperimentView:
+    """The runs of one experiment, by arm and block."""
+
+    def __init__(self, store: Store, row: sqlite3.Row) -> None:
+        self.row = row
+        self.design = Design.from_dict(json.loads(row["design_json"]))
+        self.runs = store.runs(self.design.experiment_id)
+        self.arms = list(self.design.arms)
+        self.total = len(schedule(self.design))
+
+    def values(self, arm: str, column: str) -> list[float | None]:
+        return [r[column] for r in self.runs if r["arm"] == arm]
+
+    def by_block(self, arm: str, column: str) -> dict[int, float | None]:
+        return {r["block"]: r[column] for r in self.runs if r["arm"] == arm}
+
+    def example(self, arm: str) -> sqlite3.Row | None:
+        runs = [r for r in self.runs if r["arm"] == arm]
+        return min(runs, key=lambda r: r["block"]) if runs else None
+
+
+def summary_table(
+    view: ExperimentView, seed: int, resamples: int
+) -> tuple[list[str], list[list[str]]]:
+    header = ["arm", "runs", *(f"{m.title} ({m.unit})" for m in METRICS)]
+    rows = []
+    for arm in view.arms:
+        cells = [arm, str(len(view.values(arm, "wall_s")))]
+        for metric in METRICS:
+            est = stats.bootstrap_ci(
+                view.values(arm, metric.column), seed=seed, resamples=resamples
+            )
+            cells.append(est.format(metric.scale))
+        rows.append(cells)
+    return header, rows
+
+
+def paired_table(
+    view: ExperimentView, seed: int, resamples: int
+) -> tuple[list[str], list[list[str]]]:
+    baseline = view.arms[0]
+    header = [
+        "metric",
+        "arm",
+        "pairs",
+        f"arm − {baseline} [95 % CI]",
+        f"arm / {baseline} − 1 [95 % CI]",
+        f"{baseline} / arm − 1 [95 % CI]",
+    ]
+    rows = []
+    for metric in METRICS[:6]:
+        base = view.by_block(baseline, metric.column)
+        for arm in view.arms[1:]:
+            other = view.by_block(arm, metric.column)
+            forward = stats.paired_difference(base, other, seed=seed, resamples=resamples)
+            backward = stats.paired_difference(other, base, seed=seed, resamples=resamples)
+            rows.append(
+                [
+                    f"{metric.title} ({metric.unit})",
+                    arm,
+                    str(len(forward.blocks)),
+                    forward.mean_difference.format(metric.scale),
+                    _percent(forward.relative_change),
+                    _percent(backward.relative_change),
+                ]
+            )
+    return header, rows
+
+
+def _percent(est: stats.Estimate) -> str:
+    return est.format(100.0) + (" %" if est.value is not None else "")
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def cdf_figure(view: ExperimentView) -> str:
+    fig, axes = plt.subplots(1, len(CDF_METRICS), figsize=(3.2 * len(CDF_METRICS), 2.8))
+    by_column = {m.column: m for m in METRICS}
+    for ax, column in zip(axes, CDF_METRICS, strict=True):
+        metric = by_column[column]
+        for i, arm in enumerate(view.arms):
+            xs, ys = stats.ecdf(view.values(arm, column))
+            if xs:
+                xs = [x * metric.scale for x in xs]
+                ax.step([xs[0], *xs], [0.0, *ys], where="post", color=_color(i), label=arm)
+        ax.set_xlabel(f"{metric.title} ({metric.unit})")
+        ax.set_ylim(0, 1.02)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("CDF over runs")
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    return _svg(fig)
+
+
+def scatter_figure(view: ExperimentView) -> str:
+    fig, ax = plt.subplots(figsize=(5.5, 4))
+    for i, arm in enumerate(view.arms):
+        pairs = [
+            (r["p95_queue_delay_ms"], r["throughput_mbps"])
+            for r in view.runs
+            if r["arm"] == arm
+            and r["p95_queue_delay_ms"] is not None
+            and r["throughput_mbps"] is not None
+        ]
+        if not pairs:
+            continue
+        xs, ys = [p[0] for p in pairs], [p[1] for p in pairs]
+        ax.scatter(xs, ys, color=_color(i), s=18, alpha=0.7, label=arm)
+        ellipse = stats.covariance_ellipse(xs, ys)
+        if ellipse is not None:
+            ax.plot(ellipse[0], ellipse[1], color=_color(i), lw=1.2)
+        ax.plot([sum(xs) / len(xs)], [sum(ys) / len(ys)], marker="x", color=_color(i), ms=8)
+    ax.invert_xaxis()
+    ax.set_xlabel("p95 queueing delay (ms) — better →")
+    ax.set_ylabel("throughput (Mbit/s)")
+    ax.set_title("throughput vs delay, 1-σ ellipses", fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return _svg(fig)
+
+
+def _stall_spans(points: list[dict[str, Any]]) -> list[tuple[float, float]]:
+    spans = []
+    start = None
+    for point in points:
+        stalled = point.get("state") == "stalled"
+        if stalled and start is None:
+            start = point["t_s"]
+        elif not stalled and start is not None:
+            spans.append((start, point["t_s"]))
+            start = None
+    if start is not None and points:
+        spans.append((start, points[-1]["t_s"]))
+    return spans
+
+
+def timeseries_figure(run: sqlite3.Row, color: str) -> str:
+    series = json.loads(run["series_json"])
+    player = series["player"][0] if series.get("player") else []
+    link = series.get("link") or {}
+    records = telemetry(run)
+    session = records[0] if records and isinstance(records[0], list) else records
+    samples = [r for r in session if isinstance(r, dict) and r.get("type") == "sample"]
+    fig, axes = plt.subplots(3, 1, figsize=(9, 5.6), sharex=True)
+    ax_rate, ax_rtt, ax_buf = axes
+    if link.get("t_s"):
+        ax_rate.plot(link["t_s"], link["capacity_mbps"], color="#999", lw=1, label="capacity")
+        ax_rate.plot(
+            link["t_s"], link["throughput_mbps"], color=color, lw=1.2, label="bottleneck throughput"
+        )
+    if samples:
+        t = [s["t_ms"] / 1000 for s in samples]
+        ax_rate.plot(
+            t,
+            [(s.get("pacing_rate_bps") or 0) / 1e6 for s in samples],
+            color="k",
+            lw=0.8,
+            ls="--",
+            label="pacing rate (viewer 1)",
+        )
+        ax_rtt.plot(t, [s.get("srtt_ms") for s in samples], color=color, lw=1, label="srtt")
+        ax_rtt.plot(
+            t,
+            [s.get("latest_rtt_ms") for s in samples],
+            color="k",
+            lw=0.6,
+            alpha=0.5,
+            label="latest RTT",
+        )
+        ax_rtt.legend(fontsize=7, loc="upper right")
+    ax_rate.set_ylabel("Mbit/s")
+    ax_rate.legend(fontsize=7, loc="upper right")
+    ax_rtt.set_ylabel("RTT (ms)")
+    if player:
+        ax_buf.plot(
+            [p["t_s"] for p in player],
+            [p.get("buffer_s") or 0 for p in player],
+            color=color,
+            lw=1.2,
+            label="buffer (viewer 1)",
+        )
+        for i, (a, b) in enumerate(_stall_spans(player)):
+            ax_buf.axvspan(a, b, color="#d62728", alpha=0.25, label="stall" if i == 0 else None)
+        ax_buf.legend(fontsize=7, loc="upper right")
+    ax_buf.set_ylabel("buffer (s)")
+    ax_buf.set_xlabel("time since the page opened (s); telemetry time since the session began")
+    for ax in axes:
+        ax.grid(alpha=0.3)
+    _title(ax_rate, f"{run['arm']} — block {run['block'] + 1}, network seed {run['network_seed']}")
+    fig.tight_layout()
+    return _svg(fig)
+
+
+def _title(ax: Axes, text: str) -> None:
+    ax.set_title(text, fontsize=10)
+
+
+def _fmt(value: float | None, digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "n/a"
+    return f"{value:.{digits}g}"
+
+
+def experiment_section(view: ExperimentView, seed: int, resamples: int) -> str:
+    design = view.design
+    parts = [f"<h2>{html.escape(design.scenario_label)}</h2>"]
+    done = len(view.runs)
+    status = "complete" if done == view.total else f"<span class=warn>incomplete: {done}</span>"
+    overheads = [r["overhead_s"] for r in view.runs if r["overhead_s"] is not None]
+    loads = [json.loads(r["config_json"]).get("loadavg_start", [None])[0] for r in view.runs]
+    loads = [x for x in loads if x is not None]
+    load_text = (
+        f" CPU load at run start (1-min load average): mean {_fmt(_mean(loads))}, max "
+        f"{_fmt(max(loads))}."
+        if loads
+        else ""
+    )
+    sources = {json.loads(r["versions_json"]).get("source_sha256") for r in view.runs}
+    if len(sources) > 1:
+        load_text += (
+            f" <span class=warn>The server's source changed during the experiment: "
+            f"{len(sources)} versions ({', '.join(sorted(str(x) for x in sources))}).</span>"
+        )
+    errors = sum(r["player_errors"] or 0 for r in view.runs)
+    not_ended = sum(1 for r in view.runs if not r["ended"])
+    parts.append(
+        f"<p>Experiment <code>{design.experiment_id}</code>: arms {', '.join(view.arms)}; "
+        f"{design.runs} blocks × {len(view.arms)} arms = {view.total} runs ({status}); "
+        f"{design.duration_s:g} s per run, {design.viewers} viewer(s), mode {design.mode}, "
+        f"buffer target {design.buffer_s:g} s, seed {design.seed}. Per-run overhead (setup + "
+        f"teardown beyond playback): mean {_fmt(_mean(overheads))} s, max "
+        f"{_fmt(max(overheads) if overheads else None)} s. Viewer errors: {errors}. Runs whose "
+        f"video ended before the run did: {not_ended}.{load_text}</p>"
+    )
+    if view.row["command"]:
+        parts.append(f"<pre>{html.escape(view.row['command'])}</pre>")
+    if not view.runs:
+        parts.append("<p>No runs stored yet.</p>")
+        return "\n".join(parts)
+    header, rows = summary_table(view, seed, resamples)
+    parts.append("<h3>Mean per arm [95 % bootstrap CI]</h3>")
+    parts.append(
+        "<p class=note>Player metrics are the mean over the run's viewers; link metrics are "
+        "the emulator's downlink (the shared bottleneck). Percentile bootstrap over runs, "
+        f"{resamples} resamples.</p>"
+    )
+    parts.append(_table(header, rows))
+    if len(view.arms) > 1:
+        header, rows = paired_table(view, seed, resamples)
+        parts.append(f"<h3>Paired differences against {html.escape(view.arms[0])}</h3>")
+        parts.append(
+            "<p class=note>Pairs are the runs of one block (the same network realization). "
+            "Relative changes are ratios of the means over the paired blocks, with a CI from "
+            "resampling blocks. A negative last column means the baseline is lower.</p>"
+        )
+        parts.append(_table(header, rows))
+    parts.append("<h3>CDFs over runs</h3>")
+    parts.append(f"<div class=fig>{cdf_figure(view)}</div>")
+    parts.append("<h3>Throughput vs delay</h3>")
+    parts.append(f"<div class=fig>{scatter_figure(view)}</div>")
+    parts.append("<h3>Example time series (first block of each arm)</h3>")
+    for i, arm in enumerate(view.arms):
+        run = view.example(arm)
+        if run is not None:
+            parts.append(f"<div class=fig>{timeseries_figure(run, _color(i))}</div>")
+    first = view.runs[0]
+    parts.append("<details><summary>Configuration and versions (first run)</summary>")
+    config = json.loads(first["config_json"])
+    versions = json.loads(first["versions_json"])
+    parts.append(f"<pre>{html.escape(json.dumps(config, indent=2))}</pre>")
+    parts.append(f"<pre>{html.escape(json.dumps(versions, indent=2))}</pre></details>")
+    return "\n".join(parts)
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def render(store: Store, *, title: str, seed: int | None = None, resamples: int = 10_000) -> str:
+    seed = stats.DEFAULT_SEED if seed is None else seed
+    plt.rcParams["svg.fonttype"] = "none"
+    plt.rcParams["svg.hashsalt"] = "pccstream"
+    views = [ExperimentView(store, row) for row in store.experiments()]
+    body = [f"<h1>{html.escape(title)}</h1>"]
+    body.append(
+        f"<p class=note>Database <code>{html.escape(str(store.path))}</code>: "
+        f"{len(views)} experiment(s), {sum(len(v.runs) for v in views)} runs.</p>"
+    )
+    if not views:
+        body.append("<p>No experiments in this database.</p>")
+    for view in views:
+        body.append(experiment_section(view, seed, resamples))
+    return (
+        "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
+        f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>\n"
+        + "\n".join(body)
+        + "\n</body></html>\n"
+    )
+
+
+def write_report(
+    store: Store, out: Path, *, title: str, seed: int | None = None, resamples: int = 10_000
+) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(render(store, title=title, seed=seed, resamples=resamples), encoding="utf-8")
+
+
+def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def markdown_tables(store: Store, *, seed: int | None = None, resamples: int = 10_000) -> str:
+    """The report's tables as Markdown (for notes and docs/results)."""
+    seed = stats.DEFAULT_SEED if seed is None else seed
+    out = []
+    for row in store.experiments():
+        view = ExperimentView(store, row)
+        out.append(f"### {view.design.scenario_label}\n")
+        out.append(
+            f"Experiment `{view.design.experiment_id}`, {len(view.runs)}/{view.total} runs, "
+            f"{view.design.duration_s:g} s each, {view.design.viewers} viewer(s). "
+            "Mean [95 % bootstrap CI] over runs.\n"
+        )
+        if not view.runs:
+            continue
+        out.append(_markdown_table(*summary_table(view, seed, resamples)) + "\n")
+        if len(view.arms) > 1:
+            out.append(f"Paired by block against {view.arms[0]}:\n")
+            out.append(_markdown_table(*paired_table(view, seed, resamples)) + "\n")
+    return "\n".join(out)

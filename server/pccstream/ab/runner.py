@@ -1,0 +1,296 @@
+"""One A/B run: a fresh emulator on the scenario (the block's seed), a fresh server with the
+arm's controller, and K headless Chromium viewers playing through the emulator for S seconds.
+
+The run lasts S seconds from the moment the viewers' pages are opened; a viewer whose media
+ends earlier is recorded with `ended = true`. Everything needed to reproduce and analyse the
+run is returned as one record; the experiment loop stores it in one transaction.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import platform
+import subprocess
+import tempfile
+import time
+from collections.abc import Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Protocol
+from urllib.parse import urlencode
+
+import numpy as np
+
+from pccstream import __version__
+from pccstream.ab import browser as br
+from pccstream.ab.design import Arm, Design, Slot
+from pccstream.bench.processes import ServerProcess
+from pccstream.emulator.analyze import DirectionLog, analyze, parse_log
+from pccstream.emulator.relay import EmulatorProcess
+from pccstream.emulator.scenario import load_scenario
+from pccstream.errors import UserError
+
+SAMPLE_S = 0.5
+LINK_BIN_MS = 500
+
+# A light poll of each viewer for the example time series (the full metrics come at the end).
+POLL = """() => { const m = window.pccstream.metrics();
+  return {t_ms: performance.now(), state: m.state, buffer_s: m.bufferSeconds,
+          current_time_s: m.currentTime, stall_count: m.stallCount,
+          stall_seconds: m.stallSeconds, ended: m.ended, error: m.error}; }"""
+
+
+class RunFailed(Exception):
+    """The run could not measure anything (infrastructure failure); it may be retried."""
+
+
+class Runner(Protocol):
+    """What the experiment loop needs; unit tests inject a fake."""
+
+    async def run(self, design: Design, slot: Slot) -> dict[str, Any]: ...
+
+
+def player_query(design: Design, arm: Arm, emulator_port: int) -> str:
+    params: list[tuple[str, str]] = [
+        ("server", f"https://127.0.0.1:{emulator_port}/stream"),
+        ("cc", arm.cc),
+        *((f"cc.{key}", value) for key, value in arm.params),
+        ("mode", design.mode),
+        ("buffer", f"{design.buffer_s:g}"),
+    ]
+    if design.mode == "fixed":
+        params.append(("bitrate", str(design.bitrate_kbps)))
+    return urlencode(params)
+
+
+def summarize_viewers(viewers: Sequence[dict[str, Any] | None]) -> dict[str, Any]:
+    """Per-run player scalars: the mean over viewers (startup over viewers that started)."""
+
+    def mean(key: str) -> float | None:
+        values = [v[key] for v in viewers if v and isinstance(v.get(key), int | float)]
+        return float(np.mean(values)) if values else None
+
+    return {
+        "buffering_ratio": mean("bufferingRatio"),
+        "startup_delay_ms": mean("startupDelayMs"),
+        "stall_count": mean("stallCount"),
+        "stall_seconds": mean("stallSeconds"),
+        "play_seconds": mean("playSeconds"),
+        "mean_bitrate_kbps": mean("meanBitrateKbps"),
+        "bitrate_switches": mean("bitrateSwitches"),
+        "ended": int(bool(viewers) and all(v and v.get("ended") for v in viewers)),
+        "player_errors": sum(1 for v in viewers if not v or v.get("error")),
+    }
+
+
+def link_series(dl: DirectionLog, bin_ms: int = LINK_BIN_MS) -> dict[str, list[float]]:
+    """Capacity, throughput (Mbit/s) and mean queueing delay (ms) per bin, from the log."""
+    if not dl.dep_t and not dl.cap_t:
+        return {"t_s": [], "capacity_mbps": [], "throughput_mbps": [], "queue_delay_ms": []}
+    t0 = dl.first
+    nbins = int((dl.last - t0) // bin_ms) + 1
+
+    def binned(t: Sequence[float], values: Sequence[float], reduce_sum: bool) -> np.ndarray:
+        out = np.zeros(nbins)
+        if not t:
+            return out
+        idx = ((np.asarray(t) - t0) // bin_ms).astype(np.int64).clip(0, nbins - 1)
+        np.add.at(out, idx, np.asarray(values, dtype=float))
+        if not reduce_sum:
+            counts = np.bincount(idx, minlength=nbins)
+            out = np.divide(out, counts, out=np.zeros(nbins), where=counts > 0)
+        return out
+
+    scale = 8 / (bin_ms / 1000.0) / 1e6
+    return {
+        "t_s": [round((i + 0.5) * bin_ms / 1000.0, 3) for i in range(nbins)],
+        "capacity_mbps": [round(x, 4) for x in binned(dl.cap_t, dl.cap_b, True) * scale],
+        "throughput_mbps": [round(x, 4) for x in binned(dl.dep_t, dl.dep_b, True) * scale],
+        "queue_delay_ms": [round(x, 2) for x in binned(dl.dep_t, dl.dep_q, False)],
+    }
+
+
+def versions() -> dict[str, Any]:
+    def dist(name: str) -> str | None:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return None
+
+    repo = Path(__file__).resolve().parents[3]
+    commit = dirty = None
+    try:
+        commit = subprocess.run(
+            ["git", "-C", str(repo), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        ).stdout.strip()
+        status = subprocess.run(
+            ["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        ).stdout
+        dirty = bool(status.strip())
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return {
+        "pccstream": __version__,
+        "git_commit": commit,
+        "git_dirty": dirty,
+        "python": platform.python_version(),
+        "aioquic": dist("aioquic"),
+        "playwright": dist("playwright"),
+        "numpy": dist("numpy"),
+        "platform": platform.platform(),
+    }
+
+
+def source_digest() -> str:
+    """SHA-256 over the server's Python sources (path + content): the code a run's fresh server
+    process imported, even when the working tree changed during an experiment."""
+    root = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def media_summary(media: Path) -> dict[str, Any]:
+    manifest = json.loads((media / "manifest.json").read_text())
+    return {
+        "path": str(media),
+        "duration_s": manifest.get("duration_s"),
+        "segment_seconds": manifest.get("segment_seconds"),
+        "ladder_kbps": [r["bitrate_bps"] // 1000 for r in manifest.get("renditions", [])],
+    }
+
+
+class BrowserRunner:
+    """The real runner: one Chromium for the experiment, fresh server/emulator per run."""
+
+    def __init__(self, media: Path, *, keep_logs: Path | None = None) -> None:
+        self.media = media
+        self.keep_logs = keep_logs
+        self.browser = br.Browser()
+        self._versions: dict[str, Any] = {}
+        self._tmp = tempfile.TemporaryDirectory(prefix="pccstream-ab-")
+
+    async def start(self) -> None:
+        await self.browser.start()
+        self._versions = {**versions(), "chromium": self.browser.version}
+
+    async def close(self) -> None:
+        await self.browser.close()
+        self._tmp.cleanup()
+
+    async def run(self, design: Design, slot: Slot) -> dict[str, Any]:
+        arm = Arm.parse(slot.arm)
+        wall_start = time.monotonic()
+        load_start = os.getloadavg()
+        source = source_digest()
+        log_dir = self.keep_logs or Path(self._tmp.name)
+        log_dir.mkdir(parents=True, exist_ok=True)
+        log = log_dir / f"{design.experiment_id}-b{slot.block}-{slot.arm.replace(':', '_')}.log"
+        server = ServerProcess(self.media, cc=arm.cc)
+        emulator: EmulatorProcess | None = None
+        pages: list[Any] = []
+        try:
+            info = await server.start()
+            emulator = EmulatorProcess(
+                upstream=f"127.0.0.1:{info['quic_port']}",
+                scenario=design.scenario,
+                params=design.scenario_params or None,
+                seed=slot.network_seed,
+                log=str(log),
+            )
+            port = await emulator.start()
+            url = f"{info['page_url'].split('?')[0]}?{player_query(design, arm, port)}"
+            setup_s = time.monotonic() - wall_start
+            play_start = time.monotonic()
+            pages = list(
+                await asyncio.gather(*(self.browser.new_page(url) for _ in range(design.viewers)))
+            )
+            series: list[list[dict[str, Any]]] = [[] for _ in pages]
+            end = play_start + design.duration_s
+            while (now := time.monotonic()) < end:
+                await asyncio.sleep(min(SAMPLE_S, end - now))
+                polls = await asyncio.gather(*(br.evaluate(p, POLL) for p in pages))
+                for viewer, poll in enumerate(polls):
+                    if poll is not None:
+                        poll["t_s"] = round(time.monotonic() - play_start, 3)
+                        series[viewer].append(poll)
+                if all(p and (p["ended"] or p["error"]) for p in polls):
+                    break
+            played_s = time.monotonic() - play_start
+            viewers = list(await asyncio.gather(*(br.evaluate(p, br.METRICS) for p in pages)))
+            telemetry = list(await asyncio.gather(*(br.evaluate(p, br.TELEMETRY) for p in pages)))
+            web_version = await br.evaluate(pages[0], br.VERSION)
+            server_cpu_s = server.cpu_seconds()
+        finally:
+            teardown_start = time.monotonic()
+            await asyncio.gather(*(br.close_page(p) for p in pages))
+            await asyncio.gather(
+                *([emulator.close()] if emulator is not None else []), server.close()
+            )
+            teardown_s = time.monotonic() - teardown_start
+        analysis_start = time.monotonic()
+        if all(v is None for v in viewers):
+            raise RunFailed(f"no viewer of {slot.arm} (block {slot.block}) loaded the player")
+        if all(v is None or (v.get("error") and not v.get("segments")) for v in viewers):
+            errors = "; ".join(str(v.get("error")) for v in viewers if v)
+            raise RunFailed(f"{slot.arm} (block {slot.block}): no viewer got media: {errors}")
+        try:
+            parsed = parse_log(log)
+        except UserError as exc:
+            raise RunFailed(str(exc)) from None
+        down = parsed.dirs.get("d") or DirectionLog()
+        link = analyze(parsed)
+        if not self.keep_logs:
+            log.unlink(missing_ok=True)
+        down_link = link.get("down", {})
+        series_link = link_series(down)
+        analysis_s = time.monotonic() - analysis_start
+        record: dict[str, Any] = {
+            **summarize_viewers(viewers),
+            "capacity_mbps": down_link.get("capacity_mbps"),
+            "throughput_mbps": down_link.get("throughput_mbps"),
+            "utilization": down_link.get("utilization"),
+            "p95_queue_delay_ms": down_link.get("p95_queue_delay_ms"),
+            "p95_signal_delay_ms": down_link.get("p95_signal_delay_ms"),
+            "loss_rate": down_link.get("loss_rate"),
+            "server_cpu_s": round(server_cpu_s, 3),
+            "viewers": viewers,
+            "link": link,
+            "series": {"player": series, "link": series_link},
+            "telemetry": telemetry,
+            "config": {
+                "design": design.to_dict(),
+                "experiment_id": design.experiment_id,
+                "slot": {"index": slot.index, "block": slot.block, "position": slot.position},
+                "arm": {"cc": arm.cc, "params": dict(arm.params)},
+                "network_seed": slot.network_seed,
+                "player_query": player_query(design, arm, 0).replace(
+                    "127.0.0.1%3A0", "127.0.0.1%3AEMULATOR_PORT"
+                ),
+                "scenario": load_scenario(design.scenario, design.scenario_params).summary(),
+                "media": media_summary(self.media),
+                "log": str(log) if self.keep_logs else None,
+                "setup_s": round(setup_s, 3),
+                "played_s": round(played_s, 3),
+                "teardown_s": round(teardown_s, 3),
+                "analysis_s": round(analysis_s, 3),
+                "loadavg_start": [round(x, 2) for x in load_start],
+                "loadavg_end": [round(x, 2) for x in os.getloadavg()],
+                "cpus": os.cpu_count(),
+            },
+            "versions": {**self._versions, "web": web_version, "source_sha256": source},
+        }
+        record["overhead_s"] = round(time.monotonic() - wall_start - played_s, 3)
+        return record

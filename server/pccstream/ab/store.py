@@ -1,0 +1,276 @@
+"""SQLite storage of A/B experiments: a file, no server.
+
+Tables:
+- `experiments`: one row per design (`id` = hash of the design's canonical JSON).
+- `runs`: one row per finished run, written in ONE transaction when the run is complete, so a
+  killed run leaves nothing behind. `UNIQUE(experiment_id, block, arm)` makes a duplicate
+  impossible. Scalar metrics are columns (for SQL and export); everything else — the player's
+  full `metrics()` per viewer, the emulator's analysis, the controller telemetry, versions and
+  the configuration — is JSON (telemetry zlib-compressed).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sqlite3
+import time
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from pccstream.ab.design import Design
+from pccstream.errors import UserError
+
+SCHEMA_VERSION = 1
+
+# Scalar per-run columns: (name, SQL type). Player metrics are the mean over viewers.
+METRIC_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("buffering_ratio", "REAL"),
+    ("startup_delay_ms", "REAL"),
+    ("stall_count", "REAL"),
+    ("stall_seconds", "REAL"),
+    ("play_seconds", "REAL"),
+    ("mean_bitrate_kbps", "REAL"),
+    ("bitrate_switches", "REAL"),
+    ("ended", "INTEGER"),
+    ("player_errors", "INTEGER"),
+    ("capacity_mbps", "REAL"),
+    ("throughput_mbps", "REAL"),
+    ("utilization", "REAL"),
+    ("p95_queue_delay_ms", "REAL"),
+    ("p95_signal_delay_ms", "REAL"),
+    ("loss_rate", "REAL"),
+    ("server_cpu_s", "REAL"),
+)
+
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS experiments (
+    id TEXT PRIMARY KEY,
+    design_json TEXT NOT NULL,
+    scenario TEXT NOT NULL,
+    label TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    command TEXT
+);
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    experiment_id TEXT NOT NULL REFERENCES experiments(id),
+    slot INTEGER NOT NULL,
+    block INTEGER NOT NULL,
+    position INTEGER NOT NULL,
+    arm TEXT NOT NULL,
+    network_seed INTEGER NOT NULL,
+    started_at REAL NOT NULL,
+    finished_at REAL NOT NULL,
+    wall_s REAL NOT NULL,
+    overhead_s REAL,
+    {", ".join(f"{name} {kind}" for name, kind in METRIC_COLUMNS)},
+    viewers_json TEXT NOT NULL,
+    link_json TEXT NOT NULL,
+    series_json TEXT NOT NULL,
+    telemetry_z BLOB,
+    config_json TEXT NOT NULL,
+    versions_json TEXT NOT NULL,
+    UNIQUE (experiment_id, block, arm)
+);
+"""
+
+
+class Store:
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        try:
+            self.conn = sqlite3.connect(self.path, timeout=30)
+        except sqlite3.Error as exc:
+            raise UserError(f"{self.path}: cannot open the database: {exc}") from None
+        self.conn.row_factory = sqlite3.Row
+        try:
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            with self.conn:
+                self.conn.executescript(_SCHEMA)
+                self.conn.execute(
+                    "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
+                )
+        except sqlite3.DatabaseError as exc:
+            raise UserError(f"{self.path}: not an A/B results database ({exc})") from None
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- experiments -------------------------------------------------------------------------
+
+    def experiment(self, experiment_id: str) -> sqlite3.Row | None:
+        return self.conn.execute(
+            "SELECT * FROM experiments WHERE id = ?", (experiment_id,)
+        ).fetchone()
+
+    def experiments(self) -> list[sqlite3.Row]:
+        return self.conn.execute("SELECT * FROM experiments ORDER BY created_at").fetchall()
+
+    def add_experiment(self, design: Design, command: str | None = None) -> None:
+        with self.conn:
+            self.conn.execute(
+                "INSERT INTO experiments (id, design_json, scenario, label, created_at, command)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    design.experiment_id,
+                    design.canonical_json(),
+                    design.scenario,
+                    design.scenario_label,
+                    time.time(),
+                    command,
+                ),
+            )
+
+    def design(self, experiment_id: str) -> Design:
+        row = self.experiment(experiment_id)
+        if row is None:
+            raise UserError(f"{self.path}: no experiment {experiment_id}")
+        return Design.from_dict(json.loads(row["design_json"]))
+
+    # -- runs --------------------------------------------------------------------------------
+
+    def completed(self, experiment_id: str) -> set[tuple[int, str]]:
+        rows = self.conn.execute(
+            "SELECT block, arm FROM runs WHERE experiment_id = ?", (experiment_id,)
+        )
+        return {(row["block"], row["arm"]) for row in rows}
+
+    def commit_run(self, experiment_id: str, record: dict[str, Any]) -> int:
+        """Store one finished run in a single transaction; returns its row id."""
+        columns = [
+            "experiment_id",
+            "slot",
+            "block",
+            "position",
+            "arm",
+            "network_seed",
+            "started_at",
+            "finished_at",
+            "wall_s",
+            "overhead_s",
+            *(name for name, _ in METRIC_COLUMNS),
+            "viewers_json",
+            "link_json",
+            "series_json",
+            "telemetry_z",
+            "config_json",
+            "versions_json",
+        ]
+        telemetry = record.get("telemetry")
+        values: list[Any] = [experiment_id]
+        for name in columns[1:]:
+            if name == "telemetry_z":
+                values.append(
+                    zlib.compress(json.dumps(telemetry).encode(), 6) if telemetry else None
+                )
+            elif name.endswith("_json"):
+                values.append(json.dumps(record.get(name[: -len("_json")]), allow_nan=False))
+            else:
+                values.append(record.get(name))
+        placeholders = ", ".join("?" for _ in columns)
+        try:
+            with self.conn:
+                cursor = self.conn.execute(
+                    f"INSERT INTO runs ({', '.join(columns)}) VALUES ({placeholders})", values
+                )
+        except sqlite3.IntegrityError as exc:
+            raise UserError(
+                f"{self.path}: run block {record.get('block')} arm {record.get('arm')} of "
+                f"experiment {experiment_id} is already stored ({exc})"
+            ) from None
+        return int(cursor.lastrowid or 0)
+
+    def runs(self, experiment_id: str | None = None) -> list[sqlite3.Row]:
+        if experiment_id is None:
+            return self.conn.execute("SELECT * FROM runs ORDER BY experiment_id, slot").fetchall()
+        return self.conn.execute(
+            "SELECT * FROM runs WHERE experiment_id = ? ORDER BY slot", (experiment_id,)
+        ).fetchall()
+
+    def iter_export_rows(self) -> Iterator[dict[str, Any]]:
+        """Flat rows: design fields + run scalars (no telemetry)."""
+        designs = {row["id"]: json.loads(row["design_json"]) for row in self.experiments()}
+        for row in self.runs():
+            design = designs[row["experiment_id"]]
+            out: dict[str, Any] = {
+                "experiment_id": row["experiment_id"],
+                "scenario": design["scenario"],
+                "scenario_params": json.dumps(design["scenario_params"], sort_keys=True),
+                "mode": design["mode"],
+                "bitrate_kbps": design["bitrate_kbps"],
+                "viewers": design["viewers"],
+                "duration_s": design["duration_s"],
+                "seed": design["seed"],
+            }
+            for key in (
+                "slot",
+                "block",
+                "position",
+                "arm",
+                "network_seed",
+                "started_at",
+                "finished_at",
+                "wall_s",
+                "overhead_s",
+            ):
+                out[key] = row[key]
+            for name, _ in METRIC_COLUMNS:
+                out[name] = row[name]
+            yield out
+
+
+def telemetry(row: sqlite3.Row) -> list[dict[str, Any]]:
+    """The controller telemetry of a run (viewer 0's session first, then the others)."""
+    blob = row["telemetry_z"]
+    if not blob:
+        return []
+    return json.loads(zlib.decompress(blob))
+
+
+@contextmanager
+def open_store(path: str | Path, *, must_exist: bool = False) -> Iterator[Store]:
+    if must_exist and not Path(path).is_file():
+        raise UserError(f"{path}: no such results database")
+    store = Store(path)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+EXPORT_FORMATS = ("csv", "parquet")
+
+
+def export(store: Store, fmt: str, out: Path) -> int:
+    rows = list(store.iter_export_rows())
+    if not rows:
+        raise UserError(f"{store.path}: no runs to export")
+    if fmt == "csv":
+        with out.open("w", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+    elif fmt == "parquet":
+        try:
+            import pyarrow as pa  # type: ignore[import-not-found]
+            import pyarrow.parquet as pq  # type: ignore[import-not-found]
+        except ImportError:
+            raise UserError(
+                "--export parquet needs pyarrow (pip install pyarrow); --export csv does not"
+            ) from None
+        table = pa.Table.from_pylist(rows)
+        pq.write_table(table, out)
+    else:
+        raise UserError(f"--export {fmt!r}: expected one of {', '.join(EXPORT_FORMATS)}")
+    return len(rows)

@@ -1,0 +1,1 @@
+"""`pccstream demo`: the server, an emulator per arm, and one URL to open the dashboard."""

@@ -1,0 +1,205 @@
+"""`pccstream demo`: start the server and one emulator per arm, print one URL.
+
+Single view: `pccstream demo --cc vivace --scenario video-rttflap` → the player with its live
+dashboard, through an emulator running the scenario. Compare view: `--compare vivace,cubic`
+→ two sessions side by side, each through its own emulator instance with the same scenario
+and seed, time axes aligned. Every emulator publishes its link status to the server, so the
+dashboards draw the true capacity and queue.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import logging
+import signal
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from pccstream.cc.registry import create_controller
+from pccstream.emulator.relay import EmulatorProcess
+from pccstream.errors import UserError
+from pccstream.server.app import (
+    REPO_ROOT,
+    ServerConfig,
+    StreamingServer,
+    default_state_dir,
+    default_web_root,
+    peak_rss_mib,
+)
+
+DEFAULT_SCENARIO = "video-rttflap"
+DEFAULT_SEED = 1
+
+
+def _param(text: str) -> tuple[str, str]:
+    key, eq, value = text.partition("=")
+    if not eq or not key:
+        raise argparse.ArgumentTypeError(f"--param {text!r}: expected KEY=VALUE")
+    return key.strip(), value.strip()
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = subparsers.add_parser(
+        "demo",
+        help="serve media through emulated links and print the dashboard URL",
+        description="Start the server and an emulator per arm (same scenario and seed), "
+        "then print ONE URL: the player with its live dashboard, or with --compare two "
+        "sessions side by side. Runs until Ctrl-C.",
+    )
+    parser.add_argument("--cc", default="vivace", help="controller of the single view")
+    parser.add_argument(
+        "--compare", metavar="A,B", help="compare two controllers side by side, e.g. vivace,cubic"
+    )
+    parser.add_argument(
+        "--scenario",
+        default=DEFAULT_SCENARIO,
+        help=f"emulator scenario name or file (default {DEFAULT_SCENARIO}); "
+        "`pccstream emulate scenarios` lists them; 'none' connects directly, without emulator",
+    )
+    parser.add_argument(
+        "--param",
+        action="append",
+        type=_param,
+        default=[],
+        metavar="KEY=VALUE",
+        help="scenario parameter (repeatable)",
+    )
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="emulator seed (all arms)")
+    parser.add_argument(
+        "--media", type=Path, default=REPO_ROOT / "media" / "default", help="media directory"
+    )
+    parser.add_argument("--http-port", type=int, default=8080, help="HTTP port (0: any)")
+    parser.add_argument("--port", type=int, default=0, help="QUIC port (default: any)")
+    parser.add_argument(
+        "--player",
+        action="append",
+        type=_param,
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra player URL parameter (repeatable), e.g. buffer=4 or mode=fixed",
+    )
+    parser.add_argument("--qlog-dir", type=Path, help="write a qlog per QUIC connection here")
+    parser.add_argument(
+        "--recordings-dir",
+        type=Path,
+        default=default_state_dir() / "recordings",
+        help="served at /recordings/ for ?replay= (default: %(default)s)",
+    )
+    parser.add_argument("--web-root", type=Path, default=default_web_root(), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--state-dir", type=Path, default=default_state_dir(), help="where the certificate is kept"
+    )
+    parser.add_argument("--ready-file", type=Path, help="write the URL and ports as JSON here")
+    parser.add_argument(
+        "--log-level", default="warning", choices=["debug", "info", "warning", "error"]
+    )
+    parser.set_defaults(func=_demo)
+
+
+@dataclass
+class Arm:
+    cc: str
+    emulator: EmulatorProcess | None = None
+    emulator_port: int | None = None
+
+    def player_query(self, extra: list[tuple[str, str]]) -> str:
+        query: list[tuple[str, str]] = [("cc", self.cc)]
+        if self.emulator_port is not None:
+            query.append(("server", f"https://127.0.0.1:{self.emulator_port}/stream"))
+        return urlencode(query + extra)
+
+
+def parse_arms(cc: str, compare: str | None) -> list[str]:
+    names = [cc] if compare is None else [n.strip() for n in compare.split(",")]
+    if compare is not None and (len(names) != 2 or not all(names)):
+        raise UserError(f"--compare {compare!r}: expected two controllers, e.g. vivace,cubic")
+    for name in names:
+        create_controller(name, {})  # UserError naming an unknown controller
+    return names
+
+
+def page_url(base: str, arms: list[Arm], extra: list[tuple[str, str]]) -> str:
+    if len(arms) == 1:
+        return f"{base}?{arms[0].player_query(extra)}"
+    query = urlencode([("a", arms[0].player_query(extra)), ("b", arms[1].player_query(extra))])
+    return f"{base}compare.html?{query}"
+
+
+async def run_demo(args: argparse.Namespace, stop: asyncio.Event) -> None:
+    names = parse_arms(args.cc, args.compare)
+    config = ServerConfig(
+        media_dir=args.media,
+        port=args.port,
+        http_port=args.http_port,
+        cc=names[0],
+        web_root=args.web_root,
+        state_dir=args.state_dir,
+        qlog_dir=args.qlog_dir,
+        link_status_port=0,
+        recordings_dir=args.recordings_dir,
+    )
+    server = StreamingServer(config)
+    arms = [Arm(name) for name in names]
+    try:
+        await server.start()
+        assert server.link_status is not None
+        status_to = f"127.0.0.1:{server.link_status.port}"
+        if args.scenario != "none":
+            for arm in arms:
+                arm.emulator = EmulatorProcess(
+                    upstream=f"127.0.0.1:{server.quic_port}",
+                    scenario=args.scenario,
+                    params=dict(args.param),
+                    seed=args.seed,
+                    status_to=status_to,
+                )
+                arm.emulator_port = await arm.emulator.start()
+        url = page_url(server.page_url, arms, list(args.player))
+        info: dict[str, Any] = {
+            **server.ready_info(),
+            "url": url,
+            "scenario": args.scenario,
+            "seed": args.seed,
+            "arms": [{"cc": a.cc, "emulator_port": a.emulator_port} for a in arms],
+        }
+        if args.ready_file is not None:
+            args.ready_file.write_text(json.dumps(info))
+        what = "compare " + " vs ".join(names) if len(arms) > 1 else names[0]
+        print(f"pccstream demo: {what}, scenario {args.scenario} (seed {args.seed})", flush=True)
+        print(f"pccstream demo: open {url}", flush=True)
+        print(
+            f"pccstream demo: recordings in {args.recordings_dir} replay at "
+            f"{server.page_url}?replay=/recordings/NAME.jsonl; Ctrl-C stops",
+            flush=True,
+        )
+        await stop.wait()
+    finally:
+        for arm in arms:
+            if arm.emulator is not None:
+                await arm.emulator.close()
+        server.close()
+        print(f"pccstream demo: stopped; peak RSS {peak_rss_mib():.1f} MiB", flush=True)
+
+
+def _demo(args: argparse.Namespace) -> int:
+    for name, port in (("--port", args.port), ("--http-port", args.http_port)):
+        if not 0 <= port <= 65535:
+            raise UserError(f"{name} {port} is not a port number (0-65535)")
+    logging.basicConfig(
+        level=args.log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s"
+    )
+    loop = asyncio.new_event_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    try:
+        loop.run_until_complete(run_demo(args, stop))
+    finally:
+        loop.close()
+    return 0

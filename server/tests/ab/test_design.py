@@ -1,0 +1,110 @@
+from collections import Counter
+
+import pytest
+
+from pccstream.ab.design import (
+    Arm,
+    Design,
+    block_order,
+    default_ladder,
+    parse_arms,
+    resolve_scenario,
+    schedule,
+)
+from pccstream.errors import UserError
+
+
+def make(**kw) -> Design:
+    base = dict(arms=("vivace", "cubic", "reno"), scenario="video-rttflap", runs=8, seed=3)
+    base.update(kw)
+    return Design(**base)  # type: ignore[arg-type]
+
+
+def test_every_block_runs_every_arm_once_on_one_network_realization():
+    design = make()
+    slots = schedule(design)
+    assert len(slots) == design.runs * len(design.arms)
+    assert [s.index for s in slots] == list(range(len(slots)))
+    for block in range(design.runs):
+        in_block = [s for s in slots if s.block == block]
+        assert sorted(s.arm for s in in_block) == sorted(design.arms)
+        assert [s.position for s in in_block] == [0, 1, 2]
+        assert len({s.network_seed for s in in_block}) == 1
+    # Blocks are contiguous: a block finishes before the next starts.
+    assert [s.block for s in slots] == sorted(s.block for s in slots)
+    # Different blocks see different network realizations.
+    assert len({s.network_seed for s in slots}) == design.runs
+
+
+def test_schedule_is_seeded_and_randomized():
+    assert schedule(make()) == schedule(make())
+    orders = [tuple(block_order(("a", "b", "c"), 3, b)) for b in range(40)]
+    assert len(set(orders)) > 1  # not always the same order
+    firsts = Counter(order[0] for order in orders)
+    assert set(firsts) == {"a", "b", "c"}  # every arm goes first sometimes
+    other = schedule(make(seed=4))
+    assert [s.network_seed for s in other] != [s.network_seed for s in schedule(make())]
+
+
+def test_more_runs_extend_the_schedule_without_changing_earlier_blocks():
+    short, long = schedule(make(runs=2)), schedule(make(runs=5))
+    assert [(s.block, s.arm, s.network_seed) for s in long[: len(short)]] == [
+        (s.block, s.arm, s.network_seed) for s in short
+    ]
+
+
+def test_experiment_id_identifies_the_design():
+    assert make().experiment_id == make().experiment_id
+    assert make().experiment_id != make(seed=4).experiment_id
+    assert make().experiment_id != make(duration_s=30).experiment_id
+    assert make().experiment_id != make(scenario_params={"bitrate_kbps": "6000"}).experiment_id
+    assert Design.from_dict(make().to_dict()) == make()
+
+
+def test_unknown_arm_is_refused_with_the_valid_names():
+    with pytest.raises(UserError) as info:
+        parse_arms("vivace,nosuch")
+    assert "nosuch" in str(info.value) and "cubic" in str(info.value)
+
+
+def test_arm_parameters_and_duplicates():
+    arms = parse_arms("vivace:t=0.9,cubic")
+    assert arms[0] == Arm("vivace", (("t", "0.9"),)) and arms[0].label == "vivace:t=0.9"
+    with pytest.raises(UserError, match="no parameter"):
+        parse_arms("vivace:nosuch=1")
+    with pytest.raises(UserError):
+        parse_arms("cubic,cubic")
+    with pytest.raises(UserError):
+        Arm.parse("vivace:oops")
+    with pytest.raises(UserError):
+        parse_arms(" , ")
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(runs=0),
+        dict(duration_s=0),
+        dict(mode="live"),
+        dict(viewers=0),
+        dict(mode="fixed", bitrate_kbps=None),
+    ],
+)
+def test_bad_designs_are_refused(kw):
+    with pytest.raises(UserError):
+        make(**kw)
+
+
+def test_scenario_gets_bitrate_and_viewers_when_it_declares_them():
+    name, params = resolve_scenario("video-3viewers", {}, 1500, 3)
+    assert name == "video-3viewers"
+    assert params == {"bitrate_kbps": "1500", "viewers": "3"}
+    _, explicit = resolve_scenario("video-rttflap:bitrate_kbps=999", {}, 1500, 1)
+    assert explicit == {"bitrate_kbps": "999"}
+    with pytest.raises(UserError):
+        resolve_scenario("no-such-scenario", {}, 1500, 1)
+
+
+def test_default_ladder():
+    assert default_ladder("fixed", 3000) == (3000,)
+    assert default_ladder("abr", 3000) == (300, 750, 1500, 3000)

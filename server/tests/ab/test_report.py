@@ -1,0 +1,140 @@
+import asyncio
+import io
+import re
+from pathlib import Path
+
+import pytest
+
+from pccstream.ab import stats
+from pccstream.ab.design import Design, schedule
+from pccstream.ab.experiment import run_experiment
+from pccstream.ab.progress import Progress
+from pccstream.ab.report import (
+    ExperimentView,
+    markdown_tables,
+    paired_table,
+    render,
+    write_report,
+)
+from pccstream.ab.store import Store
+
+from .fakes import FakeRunner
+
+DESIGN = Design(
+    arms=("vivace", "cubic", "reno"),
+    scenario="video-rttflap",
+    runs=4,
+    seed=2,
+    duration_s=10.0,
+    bitrate_kbps=3000,
+)
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> Store:
+    path = tmp_path_factory.mktemp("report") / "r.sqlite"
+    store = Store(path)
+    progress = Progress(len(schedule(DESIGN)), 0, 1.0, stream=io.StringIO())
+    asyncio.run(run_experiment(store, DESIGN, FakeRunner(), progress=progress))
+    # A second, partial experiment (another scenario) in the same database.
+    other = Design(
+        arms=("vivace", "cubic"),
+        scenario="video-3viewers",
+        runs=2,
+        viewers=3,
+        bitrate_kbps=1500,
+        duration_s=10.0,
+    )
+    progress = Progress(len(schedule(other)), 0, 1.0, stream=io.StringIO())
+    with pytest.raises(RuntimeError):
+        asyncio.run(run_experiment(store, other, FakeRunner(crash_after=3), progress=progress))
+    return store
+
+
+@pytest.fixture(scope="module")
+def page(store: Store) -> str:
+    return render(store, title="test report", resamples=500)
+
+
+def test_report_is_self_contained(page: str):
+    assert page.startswith("<!DOCTYPE html>")
+    assert "<script" not in page.lower()
+    assert not re.search(r"""(src|href)\s*=\s*["']?https?:""", page)
+    assert "<link" not in page.lower()
+
+
+def test_report_has_one_section_per_experiment_with_figures(page: str):
+    assert "video-rttflap @ 3000 kbit/s" in page
+    assert "video-3viewers" in page and "x3 viewers" in page
+    assert "incomplete: 3" in page
+    # Figures: per experiment CDFs + scatter + one time series per arm with runs.
+    assert page.count("<svg") == (2 + 3) + (2 + 2)
+    assert "1-σ ellipses" in page
+    assert "stall" in page
+    for heading in (
+        "Mean per arm",
+        "Paired differences against vivace",
+        "CDFs over runs",
+        "Throughput vs delay",
+        "Example time series",
+    ):
+        assert heading in page
+
+
+def test_report_tables_hold_the_bootstrap_estimates(store: Store, page: str):
+    runs = [r for r in store.runs(DESIGN.experiment_id) if r["arm"] == "cubic"]
+    expected = stats.bootstrap_ci([r["buffering_ratio"] for r in runs], resamples=500)
+    assert expected.format(100.0) in page
+    for header in (
+        "buffering ratio (%)",
+        "startup delay (ms)",
+        "mean bitrate (kbit/s)",
+        "throughput (Mbit/s)",
+        "p95 queueing delay (ms)",
+    ):
+        assert header in page
+
+
+def test_paired_table_finds_the_known_effect(store: Store):
+    view = ExperimentView(store, store.experiment(DESIGN.experiment_id))  # type: ignore[arg-type]
+    header, rows = paired_table(view, seed=1, resamples=500)
+    row = next(r for r in rows if r[0].startswith("buffering ratio") and r[1] == "cubic")
+    assert row[2] == "4"
+    # The fake's vivace buffers ~0.02, cubic ~0.20: vivace / cubic − 1 ≈ −90 %.
+    backward = float(row[5].split()[0])
+    assert -93 < backward < -87
+    assert float(row[4].split()[0]) > 800  # cubic / vivace − 1 ≈ +900 %
+
+
+def test_write_report(store: Store, tmp_path: Path):
+    out = tmp_path / "sub" / "report.html"
+    write_report(store, out, title="t", resamples=200)
+    assert out.stat().st_size > 10_000
+
+
+def test_empty_database(tmp_path: Path):
+    with Store(tmp_path / "empty.sqlite") as empty:
+        assert "No experiments" in render(empty, title="t")
+
+
+def test_markdown_tables(store: Store):
+    text = markdown_tables(store, resamples=200)
+    assert text.count("### ") == 2
+    assert "| vivace | 4 |" in text and "Paired by block against vivace" in text
+    assert "video-3viewers" in text and "3/4 runs" in text
+
+
+def test_a_source_change_during_the_experiment_is_flagged(tmp_path: Path):
+    class Changing(FakeRunner):
+        async def run(self, design, slot):
+            record = await super().run(design, slot)
+            record["versions"] = {"source_sha256": "old" if slot.block == 0 else "new"}
+            return record
+
+    design = Design(arms=("vivace", "cubic"), scenario="video-rttflap", runs=2, duration_s=5.0)
+    with Store(tmp_path / "r.sqlite") as store:
+        progress = Progress(4, 0, 1.0, stream=io.StringIO())
+        asyncio.run(run_experiment(store, design, Changing(), progress=progress))
+        assert "source changed during the experiment: 2 versions" in render(
+            store, title="t", resamples=100
+        )

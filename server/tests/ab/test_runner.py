@@ -1,0 +1,52 @@
+from urllib.parse import parse_qsl
+
+import pytest
+
+from pccstream.ab.design import Arm, Design
+from pccstream.ab.runner import link_series, player_query, summarize_viewers
+from pccstream.emulator.analyze import DirectionLog
+
+
+def test_player_query_dials_the_emulator_with_the_arm():
+    design = Design(arms=("vivace:t=0.9",), scenario="x", bitrate_kbps=3000, buffer_s=8)
+    query = dict(parse_qsl(player_query(design, Arm("vivace", (("t", "0.9"),)), 4433)))
+    assert query == {
+        "server": "https://127.0.0.1:4433/stream",
+        "cc": "vivace",
+        "cc.t": "0.9",
+        "mode": "fixed",
+        "buffer": "8",
+        "bitrate": "3000",
+    }
+    abr = Design(arms=("cubic",), scenario="x", mode="abr", bitrate_kbps=None)
+    assert "bitrate" not in dict(parse_qsl(player_query(abr, Arm("cubic"), 1)))
+
+
+def test_viewer_summary_is_the_mean_over_viewers():
+    viewers = [
+        {"bufferingRatio": 0.1, "startupDelayMs": 1000, "stallCount": 2, "ended": False,
+         "error": None, "meanBitrateKbps": 3000},
+        {"bufferingRatio": 0.3, "startupDelayMs": None, "stallCount": 4, "ended": False,
+         "error": "boom", "meanBitrateKbps": 1500},
+        None,
+    ]  # fmt: skip
+    summary = summarize_viewers(viewers)
+    assert summary["buffering_ratio"] == pytest.approx(0.2)
+    assert summary["startup_delay_ms"] == 1000  # viewers that started
+    assert summary["stall_count"] == 3
+    assert summary["mean_bitrate_kbps"] == 2250
+    assert summary["player_errors"] == 2 and summary["ended"] == 0
+    assert summarize_viewers([{"ended": True, "error": None}])["ended"] == 1
+
+
+def test_link_series_bins_the_log():
+    dl = DirectionLog()
+    dl.cap_t, dl.cap_b = [0.0, 250.0, 600.0], [1500, 1500, 1500]
+    dl.dep_t, dl.dep_b, dl.dep_q = [100.0, 700.0, 800.0], [1000, 1000, 1000], [10.0, 20.0, 40.0]
+    dl.first, dl.last = 0.0, 800.0
+    series = link_series(dl, bin_ms=500)
+    assert series["t_s"] == [0.25, 0.75]
+    assert series["capacity_mbps"] == [pytest.approx(0.048), pytest.approx(0.024)]
+    assert series["throughput_mbps"] == [pytest.approx(0.016), pytest.approx(0.032)]
+    assert series["queue_delay_ms"] == [10.0, 30.0]
+    assert link_series(DirectionLog())["t_s"] == []

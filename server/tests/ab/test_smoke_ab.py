@@ -1,0 +1,106 @@
+"""The CI smoke A/B: 2 arms x 1 run x 15 s with real Chromium, server and emulator, then the
+report. Skipped only when Chromium is absent; ~45 s on a loaded 2-core machine."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pccstream.ab.browser import chromium_path
+from pccstream.errors import ToolMissingError
+
+REPO = Path(__file__).resolve().parents[3]
+MEDIA = REPO / "media" / "default"
+
+
+def _chromium() -> str | None:
+    try:
+        return chromium_path()
+    except ToolMissingError:
+        return None
+
+
+@pytest.mark.skipif(_chromium() is None, reason="Chromium is not installed")
+def test_smoke_ab_stores_runs_and_reports(tmp_path: Path):
+    pytest.importorskip("playwright", reason="Python Playwright is not installed")
+    assert (REPO / "web" / "dist" / "index.html").is_file(), "build the web app first (web/dist)"
+    assert (MEDIA / "manifest.json").is_file(), "media/default is missing (infra/bootstrap.sh)"
+    db = tmp_path / "smoke.sqlite"
+    started = time.monotonic()
+    ab = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pccstream.cli",
+            "ab",
+            "--arms",
+            "vivace,cubic",
+            "--scenario",
+            "const-12mbps-30ms-1bdp",
+            "--mode",
+            "fixed",
+            "--bitrate",
+            "750",
+            "--runs",
+            "1",
+            "--duration",
+            "15",
+            "--media",
+            str(MEDIA),
+            "--db",
+            str(db),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    elapsed = time.monotonic() - started
+    assert ab.returncode == 0, ab.stderr
+    assert "2 runs" in ab.stdout, ab.stdout
+
+    conn = sqlite3.connect(db)
+    conn.row_factory = sqlite3.Row
+    runs = conn.execute("SELECT * FROM runs ORDER BY slot").fetchall()
+    assert sorted(r["arm"] for r in runs) == ["cubic", "vivace"]
+    for run in runs:
+        viewers = json.loads(run["viewers_json"])
+        assert len(viewers) == 1 and viewers[0]["error"] is None, viewers[0].get("error")
+        assert run["player_errors"] == 0
+        assert viewers[0]["segments"], "no segment downloaded"
+        assert run["play_seconds"] > 3
+        assert run["startup_delay_ms"] is not None and run["startup_delay_ms"] > 0
+        assert run["mean_bitrate_kbps"] == pytest.approx(750, rel=0.01)
+        assert run["throughput_mbps"] > 0.2
+        assert run["p95_queue_delay_ms"] is not None
+        assert run["overhead_s"] < 15, "per-run overhead"
+        config = json.loads(run["config_json"])
+        assert config["arm"]["cc"] == run["arm"]
+        assert config["network_seed"] == runs[0]["network_seed"]  # one block, one network
+        versions = json.loads(run["versions_json"])
+        assert versions["chromium"] and versions["pccstream"]
+        series = json.loads(run["series_json"])
+        assert len(series["player"][0]) >= 10 and series["link"]["t_s"]
+    import zlib
+
+    records = json.loads(zlib.decompress(runs[0]["telemetry_z"]))[0]
+    assert records[0]["type"] == "hello" and records[0]["cc"] == runs[0]["arm"]
+    assert any(r["type"] == "sample" for r in records)
+
+    out = tmp_path / "report.html"
+    report = subprocess.run(
+        [sys.executable, "-m", "pccstream.cli", "report", str(db), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert report.returncode == 0, report.stderr
+    page = out.read_text()
+    assert "const-12mbps-30ms-1bdp" in page and "vivace" in page and "cubic" in page
+    assert page.count("<svg") == 4 and "<script" not in page
+    print(f"smoke A/B: {elapsed:.1f} s for 2 runs x 15 s")

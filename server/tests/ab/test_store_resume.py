@@ -1,0 +1,180 @@
+import asyncio
+import csv
+import io
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from pccstream.ab.design import Design, schedule
+from pccstream.ab.experiment import run_experiment
+from pccstream.ab.progress import Progress
+from pccstream.ab.runner import RunFailed
+from pccstream.ab.store import Store, export, telemetry
+from pccstream.errors import UserError
+
+from .fakes import FakeRunner, fake_record
+
+DESIGN = Design(
+    arms=("vivace", "cubic", "reno"),
+    scenario="video-rttflap",
+    runs=4,
+    seed=9,
+    duration_s=10.0,
+    bitrate_kbps=3000,
+)
+
+
+def quiet(design: Design = DESIGN) -> Progress:
+    return Progress(len(schedule(design)), 0, 1.0, stream=io.StringIO())
+
+
+def run(store: Store, runner, **kw):
+    return asyncio.run(run_experiment(store, DESIGN, runner, progress=quiet(), **kw))
+
+
+def rows(store: Store) -> list[tuple]:
+    return [(r["id"], r["block"], r["arm"], r["finished_at"]) for r in store.runs()]
+
+
+def test_a_full_experiment_stores_every_slot_once(tmp_path: Path):
+    with Store(tmp_path / "r.sqlite") as store:
+        outcome = run(store, FakeRunner())
+        assert (outcome.total, outcome.ran, outcome.skipped) == (12, 12, 0)
+        stored = store.runs(DESIGN.experiment_id)
+        assert [(r["block"], r["arm"]) for r in stored] == [
+            (s.block, s.arm) for s in schedule(DESIGN)
+        ]
+        first = stored[0]
+        assert first["overhead_s"] == 0.5 and first["wall_s"] >= 0
+        assert telemetry(first)[0][0]["type"] == "hello"
+        assert store.design(DESIGN.experiment_id) == DESIGN
+
+
+def test_resume_after_a_crash_loses_nothing_and_duplicates_nothing(tmp_path: Path):
+    db = tmp_path / "r.sqlite"
+    with Store(db) as store:
+        crashing = FakeRunner(crash_after=5)
+        with pytest.raises(RuntimeError, match="simulated crash"):
+            run(store, crashing)
+        before = rows(store)
+        assert len(before) == 5  # the crashed run left no row
+    with Store(db) as store:  # a new process would reopen the file
+        with pytest.raises(UserError, match="--resume"):
+            run(store, FakeRunner())  # not without --resume
+        resumed = FakeRunner()
+        outcome = run(store, resumed, resume=True)
+        assert (outcome.skipped, outcome.ran) == (5, 7)
+        after = rows(store)
+        assert after[:5] == before  # completed runs untouched
+        assert len(after) == 12
+        assert len({(b, a) for _, b, a, _ in after}) == 12  # no duplicate
+        done_first = {(b, a) for _, b, a, _ in before}
+        assert not done_first & set(resumed.ran)  # nothing redone
+        # Resuming a complete experiment runs nothing.
+        assert run(store, FakeRunner(), resume=True).ran == 0
+
+
+def test_a_duplicate_commit_is_refused(tmp_path: Path):
+    with Store(tmp_path / "r.sqlite") as store:
+        store.add_experiment(DESIGN)
+        slot = schedule(DESIGN)[0]
+        record = {
+            **fake_record(DESIGN, slot),
+            "slot": 0,
+            "block": slot.block,
+            "position": 0,
+            "arm": slot.arm,
+            "network_seed": 1,
+            "started_at": 0.0,
+            "finished_at": 1.0,
+            "wall_s": 1.0,
+        }
+        store.commit_run(DESIGN.experiment_id, record)
+        with pytest.raises(UserError, match="already stored"):
+            store.commit_run(DESIGN.experiment_id, record)
+        assert len(store.runs()) == 1
+
+
+def test_a_run_that_measured_nothing_is_retried_once(tmp_path: Path):
+    class Flaky(FakeRunner):
+        def __init__(self, failures: int) -> None:
+            super().__init__()
+            self.failures = failures
+
+        async def run(self, design, slot):
+            if self.failures:
+                self.failures -= 1
+                raise RunFailed("no viewer got media")
+            return await super().run(design, slot)
+
+    with Store(tmp_path / "a.sqlite") as store:
+        assert run(store, Flaky(1)).ran == 12
+    with Store(tmp_path / "b.sqlite") as store:
+        with pytest.raises(UserError, match="failed twice"):
+            run(store, Flaky(2))
+        assert store.runs() == []
+
+
+def test_export_csv_and_parquet(tmp_path: Path):
+    with Store(tmp_path / "r.sqlite") as store:
+        run(store, FakeRunner())
+        assert export(store, "csv", tmp_path / "r.csv") == 12
+        table = list(csv.DictReader((tmp_path / "r.csv").open()))
+        assert len(table) == 12
+        assert {"arm", "block", "buffering_ratio", "scenario", "p95_queue_delay_ms"} <= set(
+            table[0]
+        )
+        pytest.importorskip("pyarrow")
+        assert export(store, "parquet", tmp_path / "r.parquet") == 12
+        import pyarrow.parquet as pq
+
+        assert pq.read_table(tmp_path / "r.parquet").num_rows == 12
+
+
+def test_a_killed_process_leaves_only_complete_runs(tmp_path: Path):
+    """SIGKILL in the middle of a run: the stored runs are whole, resume completes the rest."""
+    db = tmp_path / "r.sqlite"
+    script = textwrap.dedent(
+        f"""
+        import asyncio, io, sys
+        sys.path.insert(0, {str(Path(__file__).parent.parent.parent)!r})
+        from tests.ab.fakes import FakeRunner
+        from tests.ab.test_store_resume import DESIGN, quiet
+        from pccstream.ab.experiment import run_experiment
+        from pccstream.ab.store import Store
+
+        class Slow(FakeRunner):
+            async def run(self, design, slot):
+                await asyncio.sleep(0.15)
+                return await super().run(design, slot)
+
+        with Store({str(db)!r}) as store:
+            asyncio.run(run_experiment(store, DESIGN, Slow(), progress=quiet(), resume=True))
+        """
+    )
+    child = subprocess.Popen([sys.executable, "-c", script])
+    deadline = time.monotonic() + 30
+    try:
+        while time.monotonic() < deadline:
+            if db.exists():
+                with Store(db) as store:
+                    if len(store.runs()) >= 3:
+                        break
+            time.sleep(0.05)
+        os.kill(child.pid, signal.SIGKILL)
+    finally:
+        child.wait()
+    with Store(db) as store:
+        stored = rows(store)
+        assert 3 <= len(stored) < 12
+        outcome = run(store, FakeRunner(), resume=True)
+        after = rows(store)
+        assert after[: len(stored)] == stored
+        assert len(after) == 12 == len({(b, a) for _, b, a, _ in after})
+        assert outcome.ran == 12 - len(stored)

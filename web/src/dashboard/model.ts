@@ -1,0 +1,336 @@
+import type { TelemetryRecord } from '../protocol/telemetry';
+import { SeriesTable } from './table';
+
+/**
+ * The dashboard's data model: telemetry records (`hello`, `sample`, `mi`, `link`) and the
+ * page's own `player` records in, one SeriesTable per chart out. Pure (no DOM), so the live
+ * page and a replayed recording go through exactly the same code and draw the same points.
+ *
+ * Time axis: seconds since `originMs` (epoch ms). A record's epoch time is
+ * `hello.t0_us / 1000 + t_ms`; `originMs` defaults to the session's `t0`, so x = t_ms / 1000.
+ * The compare view passes one origin to both sessions so their axes line up.
+ */
+
+export type SeriesKind = 'line' | 'step' | 'points';
+
+export interface SeriesSpec {
+  label: string;
+  color: string;
+  kind?: SeriesKind;
+  /** Scale name: 'y' (left axis, default) or 'y2' (right axis). */
+  scale?: 'y' | 'y2';
+  dash?: number[];
+  /** With a robust range: this series' maximum is always inside the chart. */
+  anchor?: boolean;
+}
+
+export interface ChartSpec {
+  id: string;
+  title: string;
+  yLabel: string;
+  y2Label?: string;
+  series: SeriesSpec[];
+  /** y values are indices into the model's state names. */
+  categorical?: boolean;
+  /** y ranges from the 1st to 99th percentile of the visible values (outliers clipped). */
+  robust?: boolean;
+  /** The left axis starts at 0. */
+  zero?: boolean;
+}
+
+export const CHARTS = [
+  {
+    id: 'rate',
+    title: 'Sending rate vs delivered throughput vs capacity',
+    yLabel: 'rate (Mbit/s)',
+    robust: true,
+    zero: true,
+    series: [
+      { label: 'link capacity', color: '#111', kind: 'step', dash: [6, 3], anchor: true },
+      { label: 'pacing rate', color: '#1f77b4' },
+      { label: 'delivery rate', color: '#2ca02c' },
+      { label: 'MI target rate', color: '#9467bd', kind: 'points' },
+      { label: 'MI send rate', color: '#ff7f0e', kind: 'points' },
+      { label: 'MI delivered', color: '#17becf', kind: 'points' },
+      { label: 'video bitrate', color: '#d62728', kind: 'step', anchor: true },
+    ],
+  },
+  {
+    id: 'rtt',
+    title: 'RTT and RTT gradient',
+    yLabel: 'RTT (ms)',
+    y2Label: 'RTT gradient (s/s)',
+    robust: true,
+    zero: true,
+    series: [
+      { label: 'srtt', color: '#1f77b4' },
+      { label: 'min RTT', color: '#2ca02c' },
+      { label: 'latest RTT', color: '#aec7e8' },
+      { label: 'MI RTT', color: '#9467bd', kind: 'points' },
+      { label: 'base RTT (link)', color: '#111', kind: 'step', dash: [6, 3], anchor: true },
+      { label: 'gradient raw', color: '#ff9896', scale: 'y2', kind: 'points' },
+      { label: 'gradient filtered', color: '#d62728', scale: 'y2' },
+    ],
+  },
+  {
+    id: 'utility',
+    title: 'Utility per monitor interval (probe pairs: ▲ higher rate, ▼ lower rate)',
+    yLabel: 'utility (controller units)',
+    robust: true,
+    series: [
+      { label: 'utility', color: '#7f7f7f', kind: 'points' },
+      { label: 'probe ▲ (higher rate)', color: '#2ca02c', kind: 'points' },
+      { label: 'probe ▼ (lower rate)', color: '#d62728', kind: 'points' },
+    ],
+  },
+  {
+    id: 'loss',
+    title: 'Loss',
+    yLabel: 'loss (%)',
+    zero: true,
+    series: [
+      { label: 'MI loss', color: '#d62728', kind: 'points' },
+      { label: 'loss per sample', color: '#ff7f0e', kind: 'step' },
+    ],
+  },
+  {
+    id: 'state',
+    title: 'Controller state',
+    yLabel: 'state',
+    categorical: true,
+    series: [
+      { label: 'state now (10 Hz)', color: '#9467bd', kind: 'step' },
+      { label: 'MI judged in', color: '#ff7f0e', kind: 'points' },
+    ],
+  },
+  {
+    id: 'window',
+    title: 'Congestion window, bytes in flight, link queue',
+    yLabel: 'bytes (kB)',
+    y2Label: 'pacing rate (Mbit/s)',
+    series: [
+      { label: 'cwnd', color: '#1f77b4' },
+      { label: 'bytes in flight', color: '#ff7f0e' },
+      { label: 'link queue', color: '#111', kind: 'step', dash: [6, 3] },
+      { label: 'pacing rate', color: '#2ca02c', scale: 'y2', dash: [2, 2] },
+    ],
+  },
+  {
+    id: 'player',
+    title: 'Player: buffer level and bitrate (stalls shaded in every chart)',
+    yLabel: 'buffer (s)',
+    y2Label: 'bitrate (kbit/s)',
+    series: [
+      { label: 'buffer level', color: '#1f77b4' },
+      { label: 'playing bitrate', color: '#d62728', kind: 'step', scale: 'y2' },
+    ],
+  },
+] as const satisfies readonly ChartSpec[];
+
+export type ChartId = (typeof CHARTS)[number]['id'];
+
+/** A page-side sample of the player, on the session clock (see docs/dashboard.md). */
+export interface PlayerRecord {
+  type: 'player';
+  t_ms: number;
+  buffer_s: number;
+  bitrate_kbps: number | null;
+  state: string;
+  current_time: number;
+  dropped_frames: number | null;
+  total_frames: number | null;
+  [field: string]: unknown;
+}
+
+export interface Interval {
+  start: number;
+  end: number;
+}
+
+const MAX_STALLS = 2000;
+
+const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+const mbps = (v: unknown): number | null => {
+  const n = num(v);
+  return n === null ? null : n / 1e6;
+};
+
+interface PendingProbe {
+  x: number;
+  rate: number;
+  utility: number | null;
+}
+
+export class DashboardModel {
+  readonly tables: Record<ChartId, SeriesTable>;
+  readonly stateNames: string[] = [];
+  readonly stalls: Interval[] = [];
+  hello: TelemetryRecord | null = null;
+  /** Records taken in (by type). */
+  readonly counts: Record<string, number> = {};
+  private t0Ms: number | null = null;
+  private lastSample: { sent: number; lost: number } | null = null;
+  private pendingProbe: PendingProbe | null = null;
+  private stallOpen: Interval | null = null;
+  latestX = 0;
+
+  constructor(
+    private originMs: number | null = null,
+    capacity = 6000,
+  ) {
+    const tables = {} as Record<ChartId, SeriesTable>;
+    for (const chart of CHARTS) tables[chart.id] = new SeriesTable(chart.series.length, capacity);
+    this.tables = tables;
+  }
+
+  get origin(): number | null {
+    return this.originMs ?? this.t0Ms;
+  }
+
+  /** Session t0 (epoch ms) from `hello`, or null before it. */
+  get t0(): number | null {
+    return this.t0Ms;
+  }
+
+  /** x (s) of a record's `t_ms`; null before `hello`. */
+  x(tMs: number): number | null {
+    if (this.t0Ms === null) return null;
+    const origin = this.originMs ?? this.t0Ms;
+    return (this.t0Ms + tMs - origin) / 1000;
+  }
+
+  ingest(record: TelemetryRecord | PlayerRecord): void {
+    this.counts[record.type] = (this.counts[record.type] ?? 0) + 1;
+    if (record.type === 'hello') {
+      if (this.hello === null) {
+        this.hello = record as TelemetryRecord;
+        const t0Us = num(record['t0_us']);
+        this.t0Ms = t0Us === null ? 0 : t0Us / 1000;
+      }
+      return;
+    }
+    const tMs = num(record['t_ms']);
+    if (tMs === null) return;
+    const x = this.x(tMs);
+    if (x === null) return;
+    if (x > this.latestX) this.latestX = x;
+    switch (record.type) {
+      case 'sample':
+        this.sample(x, record);
+        break;
+      case 'mi':
+        this.mi(x, record);
+        break;
+      case 'link':
+        this.link(x, record);
+        break;
+      case 'player':
+        this.player(x, record as PlayerRecord);
+        break;
+      default:
+        break; // unknown record types are kept in the recording, not drawn
+    }
+  }
+
+  private sample(x: number, r: Record<string, unknown>): void {
+    const pacing = mbps(r['pacing_rate_bps']);
+    this.tables.rate.add(x, [null, pacing, mbps(r['delivery_rate_bps'])]);
+    this.tables.rtt.add(x, [num(r['srtt_ms']), num(r['min_rtt_ms']), num(r['latest_rtt_ms'])]);
+    const kb = (v: unknown): number | null => {
+      const n = num(v);
+      return n === null ? null : n / 1000;
+    };
+    this.tables.window.add(x, [kb(r['cwnd_bytes']), kb(r['bytes_in_flight']), null, pacing]);
+    if (typeof r['state'] === 'string') this.tables.state.add(x, [this.stateIndex(r['state'])]);
+    const sent = num(r['bytes_sent']);
+    const lost = num(r['bytes_lost']);
+    if (sent !== null && lost !== null) {
+      const prev = this.lastSample;
+      this.lastSample = { sent, lost };
+      if (prev !== null && sent > prev.sent) {
+        const loss = (100 * Math.max(0, lost - prev.lost)) / (sent - prev.sent);
+        this.tables.loss.add(x, [null, loss]);
+      } else if (prev !== null) {
+        this.tables.loss.add(x, [null, 0]);
+      }
+    }
+  }
+
+  private stateIndex(state: string): number {
+    let i = this.stateNames.indexOf(state);
+    if (i < 0) {
+      this.stateNames.push(state);
+      i = this.stateNames.length - 1;
+    }
+    return i;
+  }
+
+  private mi(x: number, r: Record<string, unknown>): void {
+    this.tables.rate.add(x, [null, null, null, mbps(r['target_rate_bps']), mbps(r['send_rate_bps']), mbps(r['delivery_rate_bps'])]);
+    const rtt = num(r['rtt_ms']);
+    this.tables.rtt.add(x, [null, null, null, rtt !== null && rtt > 0 ? rtt : null, null, num(r['rtt_gradient_raw']), num(r['rtt_gradient'])]);
+    const loss = num(r['loss']);
+    this.tables.loss.add(x, [loss === null ? null : loss * 100, null]);
+    const state = typeof r['state'] === 'string' ? r['state'] : 'unknown';
+    this.tables.state.add(x, [null, this.stateIndex(state)]);
+    this.utility(x, state, num(r['target_rate_bps']), num(r['utility']));
+  }
+
+  /** Probing MIs come in pairs (rate ×(1+ε), ×(1−ε)): the pair's higher rate is ▲. */
+  private utility(x: number, state: string, rate: number | null, utility: number | null): void {
+    const probing = state === 'probing' || state === 'decision';
+    const pending = this.pendingProbe;
+    if (probing && rate !== null) {
+      if (pending === null) {
+        this.pendingProbe = { x, rate, utility };
+        return;
+      }
+      this.pendingProbe = null;
+      const firstHigher = pending.rate >= rate;
+      this.tables.utility.add(pending.x, [null, firstHigher ? pending.utility : null, firstHigher ? null : pending.utility]);
+      this.tables.utility.add(x, [null, firstHigher ? null : utility, firstHigher ? utility : null]);
+      return;
+    }
+    if (pending !== null) {
+      this.pendingProbe = null;
+      this.tables.utility.add(pending.x, [pending.utility]);
+    }
+    this.tables.utility.add(x, [utility]);
+  }
+
+  private link(x: number, r: Record<string, unknown>): void {
+    this.tables.rate.add(x, [mbps(r['capacity_bps'])]);
+    this.tables.rtt.add(x, [null, null, null, null, num(r['base_rtt_ms'])]);
+    const q = num(r['queue_bytes']);
+    this.tables.window.add(x, [null, null, q === null ? null : q / 1000]);
+  }
+
+  private player(x: number, r: PlayerRecord): void {
+    const kbps = num(r.bitrate_kbps);
+    this.tables.player.add(x, [num(r.buffer_s), kbps]);
+    if (kbps !== null) this.tables.rate.add(x, [null, null, null, null, null, null, kbps / 1000]);
+    const stalled = r.state === 'stalled';
+    if (stalled) {
+      if (this.stallOpen === null) {
+        this.stallOpen = { start: x, end: x };
+        this.stalls.push(this.stallOpen);
+        if (this.stalls.length > MAX_STALLS) this.stalls.shift();
+      } else {
+        this.stallOpen.end = x;
+      }
+    } else if (this.stallOpen !== null) {
+      this.stallOpen.end = x;
+      this.stallOpen = null;
+    }
+  }
+
+  /** Non-null points per series, keyed `chart/series label`. */
+  points(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const chart of CHARTS) {
+      const table = this.tables[chart.id];
+      chart.series.forEach((s, i) => (out[`${chart.id}/${s.label}`] = table.points(i)));
+    }
+    return out;
+  }
+}
