@@ -49,6 +49,7 @@ METRICS: tuple[Metric, ...] = (
     Metric("utilization", "utilization", "%", 100.0, lower_is_better=False),
     Metric("loss_rate", "loss", "%", 100.0),
     Metric("stall_count", "stalls", "count"),
+    Metric("play_seconds", "play time", "s", lower_is_better=False),
 )
 CDF_METRICS = ("buffering_ratio", "startup_delay_ms", "throughput_mbps", "p95_queue_delay_ms")
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2")
@@ -254,6 +255,9 @@ def timeseries_figure(run: sqlite3.Row, color: str) -> str:
             label="latest RTT",
         )
         ax_rtt.legend(fontsize=7, loc="upper right")
+    capacity = [c for c in link.get("capacity_mbps") or [] if c]
+    if capacity:  # a start-up pacing spike must not flatten the plot
+        ax_rate.set_ylim(0, 2.0 * max(capacity))
     ax_rate.set_ylabel("Mbit/s")
     ax_rate.legend(fontsize=7, loc="upper right")
     ax_rtt.set_ylabel("RTT (ms)")

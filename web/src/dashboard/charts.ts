@@ -50,7 +50,7 @@ function seriesOptions(s: SeriesSpec): uPlot.Series {
   if (s.dash) base.dash = s.dash;
   if (s.kind === 'points') {
     base.paths = () => null;
-    base.points = { show: true, size: 5, stroke: s.color, fill: s.color, width: 1 };
+    base.points = { show: true, size: 4, stroke: s.color, fill: s.color, width: 0 };
   } else if (s.kind === 'step') {
     base.paths = stepped();
   }

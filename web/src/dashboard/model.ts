@@ -49,9 +49,9 @@ export const CHARTS = [
       { label: 'link capacity', color: '#111', kind: 'step', dash: [6, 3], anchor: true },
       { label: 'pacing rate', color: '#1f77b4' },
       { label: 'delivery rate', color: '#2ca02c' },
-      { label: 'MI target rate', color: '#9467bd', kind: 'points' },
-      { label: 'MI send rate', color: '#ff7f0e', kind: 'points' },
-      { label: 'MI delivered', color: '#17becf', kind: 'points' },
+      { label: 'MI target rate', color: '#9467bd', kind: 'step' },
+      { label: 'MI send rate', color: '#ff7f0e' },
+      { label: 'MI delivered', color: '#17becf' },
       { label: 'video bitrate', color: '#d62728', kind: 'step', anchor: true },
     ],
   },
@@ -66,9 +66,9 @@ export const CHARTS = [
       { label: 'srtt', color: '#1f77b4' },
       { label: 'min RTT', color: '#2ca02c' },
       { label: 'latest RTT', color: '#aec7e8' },
-      { label: 'MI RTT', color: '#9467bd', kind: 'points' },
+      { label: 'MI RTT', color: '#9467bd' },
       { label: 'base RTT (link)', color: '#111', kind: 'step', dash: [6, 3], anchor: true },
-      { label: 'gradient raw', color: '#ff9896', scale: 'y2', kind: 'points' },
+      { label: 'gradient raw', color: '#ff9896', scale: 'y2' },
       { label: 'gradient filtered', color: '#d62728', scale: 'y2' },
     ],
   },
@@ -89,7 +89,7 @@ export const CHARTS = [
     yLabel: 'loss (%)',
     zero: true,
     series: [
-      { label: 'MI loss', color: '#d62728', kind: 'points' },
+      { label: 'MI loss', color: '#d62728', kind: 'step' },
       { label: 'loss per sample', color: '#ff7f0e', kind: 'step' },
     ],
   },
@@ -128,6 +128,9 @@ export const CHARTS = [
 ] as const satisfies readonly ChartSpec[];
 
 export type ChartId = (typeof CHARTS)[number]['id'];
+
+// Points (canvas arcs) cost far more to draw than lines: only utility and the MI state are
+// drawn as points; the other MI series are lines through the MI values.
 
 /** A page-side sample of the player, on the session clock (see docs/dashboard.md). */
 export interface PlayerRecord {
