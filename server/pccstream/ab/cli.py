@@ -99,6 +99,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="renditions (kbit/s) of the generated media (default: the bitrate in "
         "fixed mode, a 4-step ladder in abr mode)",
     )
+    p.add_argument(
+        "--max-load",
+        type=float,
+        metavar="L",
+        help="before each run, wait (up to --max-load-wait) until the 1-minute load average "
+        "is at most L; the wait is recorded per run (not part of the design)",
+    )
+    p.add_argument(
+        "--max-load-wait",
+        type=float,
+        default=600.0,
+        metavar="S",
+        help="longest wait for --max-load per run, seconds (default 600)",
+    )
     p.add_argument("--keep-logs", metavar="DIR", help="keep the emulator's packet logs here")
     p.add_argument(
         "--export", choices=EXPORT_FORMATS, help="export the runs of --db (no experiment is run)"
@@ -244,6 +258,8 @@ def _ab(args: argparse.Namespace) -> int:
     from pccstream.ab.experiment import run_experiment
     from pccstream.ab.runner import BrowserRunner
 
+    if args.max_load is not None and not args.max_load > 0:
+        raise UserError(f"--max-load {args.max_load}: must be a load average > 0")
     command = shlex.join(["pccstream", *sys.argv[1:]]) if sys.argv else None
     with open_store(args.db) as store:
         if args.resume and not args.arms and not args.scenario:
@@ -259,7 +275,13 @@ def _ab(args: argparse.Namespace) -> int:
             await runner.start()
             try:
                 outcome = await run_experiment(
-                    store, design, runner, resume=args.resume, command=command
+                    store,
+                    design,
+                    runner,
+                    resume=args.resume,
+                    command=command,
+                    max_load=args.max_load,
+                    max_load_wait_s=args.max_load_wait,
                 )
             finally:
                 await runner.close()

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,6 +67,24 @@ def _summary(record: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
+async def wait_for_load(
+    max_load: float,
+    max_wait_s: float,
+    *,
+    loadavg: Callable[[], tuple[float, float, float]] = os.getloadavg,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    poll_s: float = 5.0,
+) -> float:
+    """Wait until the 1-minute load average is at most `max_load` (at most `max_wait_s`);
+    returns the seconds waited. Measurements on a shared machine are CPU-sensitive."""
+    waited = 0.0
+    while loadavg()[0] > max_load and waited < max_wait_s:
+        step = min(poll_s, max_wait_s - waited)
+        await sleep(step)
+        waited += step
+    return waited
+
+
 async def run_experiment(
     store: Store,
     design: Design,
@@ -74,6 +94,10 @@ async def run_experiment(
     command: str | None = None,
     progress: Progress | None = None,
     expected_overhead_s: float = 6.0,
+    max_load: float | None = None,
+    max_load_wait_s: float = 600.0,
+    loadavg: Callable[[], tuple[float, float, float]] = os.getloadavg,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
 ) -> Outcome:
     started = time.monotonic()
     prepare(store, design, resume=resume, command=command)
@@ -89,6 +113,11 @@ async def run_experiment(
     try:
         for slot in todo:
             progress.start_run(f"block {slot.block + 1}/{design.runs} {slot.arm}")
+            load_wait_s = 0.0
+            if max_load is not None:
+                load_wait_s = await wait_for_load(
+                    max_load, max_load_wait_s, loadavg=loadavg, sleep=sleep
+                )
             record: dict[str, Any] | None = None
             started_at = time.time()
             for attempt in range(RETRIES + 1):
@@ -114,6 +143,9 @@ async def run_experiment(
                 finished_at=finished_at,
                 wall_s=round(finished_at - started_at, 3),
             )
+            config = record.setdefault("config", {})
+            config["load_wait_s"] = round(load_wait_s, 1)
+            config["max_load"] = max_load
             if record.get("overhead_s") is None:
                 record["overhead_s"] = round(record["wall_s"] - design.duration_s, 3)
             overheads.append(record["overhead_s"])

@@ -38,6 +38,7 @@ def test_unknown_arm_exits_2_with_the_valid_names(tmp_path: Path, capsys):
             "--media",
         ),
         (["report", "/nonexistent.sqlite"], "no such results database"),
+        (["ab", "--arms", "cubic", "--scenario", "video-rttflap", "--max-load", "0"], "--max-load"),
         (["ab", "--export", "csv", "--db", "/nonexistent.sqlite"], "no such results database"),
     ],
 )

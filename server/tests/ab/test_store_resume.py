@@ -1,6 +1,7 @@
 import asyncio
 import csv
 import io
+import json
 import os
 import signal
 import subprocess
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from pccstream.ab.design import Design, schedule
-from pccstream.ab.experiment import run_experiment
+from pccstream.ab.experiment import run_experiment, wait_for_load
 from pccstream.ab.progress import Progress
 from pccstream.ab.runner import RunFailed
 from pccstream.ab.store import Store, export, telemetry
@@ -178,3 +179,35 @@ def test_a_killed_process_leaves_only_complete_runs(tmp_path: Path):
         assert after[: len(stored)] == stored
         assert len(after) == 12 == len({(b, a) for _, b, a, _ in after})
         assert outcome.ran == 12 - len(stored)
+
+
+def test_max_load_waits_before_each_run_and_records_the_wait(tmp_path: Path):
+    loads = iter([5.0, 3.0, 1.0] + [0.5] * 100)
+    slept: list[float] = []
+
+    async def fake_sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    with Store(tmp_path / "r.sqlite") as store:
+        asyncio.run(
+            run_experiment(
+                store, DESIGN, FakeRunner(), progress=quiet(), max_load=2.0,
+                loadavg=lambda: (next(loads), 0.0, 0.0), sleep=fake_sleep,
+            )
+        )  # fmt: skip
+        configs = [json.loads(r["config_json"]) for r in store.runs()]
+    assert slept == [5.0, 5.0]
+    assert configs[0]["load_wait_s"] == 10.0 and configs[0]["max_load"] == 2.0
+    assert all(c["load_wait_s"] == 0.0 for c in configs[1:])
+
+
+def test_wait_for_load_gives_up_after_the_limit():
+    slept: list[float] = []
+
+    async def fake_sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    waited = asyncio.run(
+        wait_for_load(1.0, 12.0, loadavg=lambda: (9.0, 9.0, 9.0), sleep=fake_sleep)
+    )
+    assert waited == 12.0 and slept == [5.0, 5.0, 2.0]
