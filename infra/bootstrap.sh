@@ -56,7 +56,7 @@ else
 fi
 
 # 4. The web app build (served by `pccstream serve`).
-fp=$( (find web/src web/index.html web/package.json web/vite.config.ts web/tsconfig.json shared -type f 2>/dev/null | sort | xargs cat) | sha256sum | cut -d' ' -f1)
+fp=$( (find web/src web/*.html web/package.json web/vite.config.ts web/tsconfig.json shared -type f 2>/dev/null | sort | xargs cat) | sha256sum | cut -d' ' -f1)
 if is_fresh web "$fp" && [[ -f web/dist/index.html ]]; then
   step "web app build up to date"
 else

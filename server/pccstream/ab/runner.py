@@ -60,6 +60,8 @@ def player_query(design: Design, arm: Arm, emulator_port: int) -> str:
         *((f"cc.{key}", value) for key, value in arm.params),
         ("mode", design.mode),
         ("buffer", f"{design.buffer_s:g}"),
+        # Charts cost CPU that the runs' video decoding needs; telemetry is still recorded.
+        ("dashboard", "0"),
     ]
     if design.mode == "fixed":
         params.append(("bitrate", str(design.bitrate_kbps)))
