@@ -17,7 +17,7 @@ test.afterAll(async () => {
   console.log(output.split('\n').filter((line) => line.includes('peak RSS')).join('\n'));
 });
 
-test('plays the whole stream over WebTransport without stalls', async ({ page }, testInfo) => {
+test('plays the whole stream over WebTransport to the end', async ({ page }, testInfo) => {
   expect(manifest.duration_s).toBeGreaterThanOrEqual(20);
   await page.goto(playerUrl(server.info.page_url, { mode: 'fixed', bitrate: 1500 }));
   const m = await playToEnd(page, (manifest.duration_s + 60) * 1000);

@@ -16,6 +16,7 @@ def test_player_query_dials_the_emulator_with_the_arm():
         "cc.t": "0.9",
         "mode": "fixed",
         "buffer": "8",
+        "dashboard": "0",
         "bitrate": "3000",
     }
     abr = Design(arms=("cubic",), scenario="x", mode="abr", bitrate_kbps=None)
