@@ -211,6 +211,8 @@ class BrowserRunner:
                 params=design.scenario_params or None,
                 seed=slot.network_seed,
                 log=str(log),
+                # Exact link timing while browser and server load both cores (docs/emulator.md).
+                realtime=True,
             )
             port = await emulator.start()
             url = f"{info['page_url'].split('?')[0]}?{player_query(design, arm, port)}"
