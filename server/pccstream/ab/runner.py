@@ -27,7 +27,7 @@ import numpy as np
 from pccstream import __version__
 from pccstream.ab import browser as br
 from pccstream.ab.design import Arm, Design, Slot
-from pccstream.bench.processes import ServerProcess
+from pccstream.bench.processes import ServerProcess, endpoint_priority
 from pccstream.emulator.analyze import DirectionLog, analyze, parse_log
 from pccstream.emulator.relay import EmulatorProcess
 from pccstream.emulator.scenario import load_scenario
@@ -204,7 +204,8 @@ class BrowserRunner:
         emulator: EmulatorProcess | None = None
         pages: list[Any] = []
         try:
-            info = await server.start()
+            with endpoint_priority():  # the server inherits it (see endpoint_priority)
+                info = await server.start()
             emulator = EmulatorProcess(
                 upstream=f"127.0.0.1:{info['quic_port']}",
                 scenario=design.scenario,

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from pccstream.emulator.relay import request_realtime
 from pccstream.errors import UserError
+
+# Below the emulator's real-time priority (10): the link must keep its timing first.
+ENDPOINT_RT_PRIORITY = 5
 
 BULK_SEGMENT_BYTES = 1_000_000
 BULK_SEGMENTS = 8
@@ -118,3 +124,23 @@ class ServerProcess:
                 self._process.kill()
                 await self._process.wait()
         self._workdir.cleanup()
+
+
+@contextlib.contextmanager
+def endpoint_priority(enabled: bool = True) -> Iterator[None]:
+    """Run the block at SCHED_RR `ENDPOINT_RT_PRIORITY` (when permitted), then restore.
+
+    Scheduler pauses of 10-300 ms on a loaded 2-core machine land on the ACK path and look
+    like RTT changes to delay-based controllers (docs/cc.md, "Real stack"); a child process
+    started inside the block inherits the policy.
+    """
+    if not enabled or not hasattr(os, "sched_getscheduler"):
+        yield
+        return
+    policy, param = os.sched_getscheduler(0), os.sched_getparam(0)
+    request_realtime(ENDPOINT_RT_PRIORITY)  # falls back to normal priority when refused
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            os.sched_setscheduler(0, policy, param)

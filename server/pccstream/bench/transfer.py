@@ -11,30 +11,29 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import random
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pccstream.bench.processes import BULK_SEGMENTS, ServerProcess, make_bulk_media
+from pccstream.bench.processes import (
+    BULK_SEGMENTS,
+    ServerProcess,
+    endpoint_priority,
+    make_bulk_media,
+)
 from pccstream.bench.stats import convergence_time, jain_index, median, percentile
 from pccstream.cc.registry import create_controller
 from pccstream.emulator.analyze import analyze_file
-from pccstream.emulator.relay import EmulatorProcess, request_realtime
+from pccstream.emulator.relay import EmulatorProcess
 from pccstream.errors import UserError
 from pccstream.protocol import Kind, Request, Status
 from pccstream.wt_client import WebTransportClient
 
 BIN_S = 0.5
-# SCHED_RR priority of the benchmark's endpoints (this process, i.e. the client, and the server
-# child, which inherits it) while flows run; below the emulator's (10) so the link's timing
-# wins. On the shared 2-core machine (load ~10) the unprivileged endpoints were descheduled for
-# 10-300 ms at a time, which lands on the ACK path as RTT noise (docs/cc.md, "Real stack").
-ENDPOINT_RT_PRIORITY = 5
 
 
 @dataclass(frozen=True)
@@ -74,7 +73,7 @@ class TransferSettings:
     fairness_window_s: float = 20.0
     outstanding: int = 4  # requests in flight per flow, so the sender is never app-limited
     log_dir: Path | None = None
-    realtime_endpoints: bool = True  # client and server at SCHED_RR ENDPOINT_RT_PRIORITY
+    realtime_endpoints: bool = True  # client and server via `endpoint_priority`
 
 
 @dataclass
@@ -124,21 +123,6 @@ async def _run_flow(
         ]
 
 
-@contextlib.contextmanager
-def _endpoint_priority(enabled: bool) -> Iterator[None]:
-    """Run the block at SCHED_RR ENDPOINT_RT_PRIORITY (when permitted), then restore."""
-    if not enabled or not hasattr(os, "sched_getscheduler"):
-        yield
-        return
-    policy, param = os.sched_getscheduler(0), os.sched_getparam(0)
-    request_realtime(ENDPOINT_RT_PRIORITY)  # falls back to normal priority when refused
-    try:
-        yield
-    finally:
-        with contextlib.suppress(OSError):
-            os.sched_setscheduler(0, policy, param)
-
-
 def _cc_query(arm: Arm) -> dict[str, str]:
     return {f"cc.{key}": value for key, value in arm.params.items()}
 
@@ -147,7 +131,7 @@ async def _one_run(
     settings: TransferSettings, arms: list[Arm], run: int, media: Path, log_path: Path
 ) -> dict[str, Any]:
     server = ServerProcess(media)
-    with _endpoint_priority(settings.realtime_endpoints):
+    with endpoint_priority(settings.realtime_endpoints):
         info = await server.start()  # the child inherits the scheduling policy
     emulator = EmulatorProcess(
         upstream=f"127.0.0.1:{info['quic_port']}",
@@ -165,7 +149,7 @@ async def _one_run(
         cpu_before = server.cpu_seconds()
         records = [_FlowRecord(arm) for arm in arms for _ in range(settings.flows)]
         started = time.monotonic()
-        with _endpoint_priority(settings.realtime_endpoints):
+        with endpoint_priority(settings.realtime_endpoints):
             await asyncio.gather(
                 *(
                     _run_flow(port, r.arm, settings.duration_s, settings.outstanding, r)
