@@ -131,7 +131,6 @@ def test_export_csv_and_parquet(tmp_path: Path):
         assert {"arm", "block", "buffering_ratio", "scenario", "p95_queue_delay_ms"} <= set(
             table[0]
         )
-        pytest.importorskip("pyarrow")
         assert export(store, "parquet", tmp_path / "r.parquet") == 12
         import pyarrow.parquet as pq
 
