@@ -71,15 +71,8 @@ def _transfer(args: argparse.Namespace) -> int:
         raise UserError(f"--flows {args.flows}: must be 1..16")
     if not 1 <= args.runs <= 100:
         raise UserError(f"--runs {args.runs}: must be 1..100")
-    arms = [Arm.parse(text) for text in args.cc.split(",") if text.strip()]
-    if not arms:
-        raise UserError("--cc names no controller")
-    params: dict[str, str] = {}
-    for item in args.param:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise UserError(f"--param {item!r}: expected KEY=VALUE")
-        params[key] = value
+    arms = _arms(args.cc)
+    params = _scenario_params(args.param)
     settings = TransferSettings(
         arms=arms,
         scenario=args.scenario,
@@ -139,15 +132,8 @@ def _leaderboard(args: argparse.Namespace) -> int:
         raise UserError(f"--plot {args.plot}: output must end in .png or .svg")
     arms = None
     if args.cc is not None:
-        arms = [Arm.parse(text) for text in args.cc.split(",") if text.strip()]
-        if not arms:
-            raise UserError("--cc names no controller")
-    params: dict[str, str] = {}
-    for item in args.param:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise UserError(f"--param {item!r}: expected KEY=VALUE")
-        params[key] = value
+        arms = _arms(args.cc)
+    params = _scenario_params(args.param)
     settings = LeaderboardSettings(
         scenario=args.scenario,
         arms=arms,
@@ -172,3 +158,21 @@ def _leaderboard(args: argparse.Namespace) -> int:
     else:
         print(format_table(result["rows"]))
     return 0
+
+
+def _arms(text: str) -> list[Arm]:
+    """`NAME[:KEY=VALUE...],NAME...` checked against the registry."""
+    arms = [Arm.parse(item) for item in text.split(",") if item.strip()]
+    if not arms:
+        raise UserError("--cc names no controller")
+    return arms
+
+
+def _scenario_params(items: list[str]) -> dict[str, str]:
+    params: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise UserError(f"--param {item!r}: expected KEY=VALUE")
+        params[key] = value
+    return params
