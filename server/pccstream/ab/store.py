@@ -80,6 +80,20 @@ CREATE TABLE IF NOT EXISTS runs (
 """
 
 
+# A run's identity and timing: stored as columns and exported as they are.
+RUN_SCALAR_COLUMNS = (
+    "slot",
+    "block",
+    "position",
+    "arm",
+    "network_seed",
+    "started_at",
+    "finished_at",
+    "wall_s",
+    "overhead_s",
+)
+
+
 class Store:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -150,15 +164,7 @@ class Store:
         """Store one finished run in a single transaction; returns its row id."""
         columns = [
             "experiment_id",
-            "slot",
-            "block",
-            "position",
-            "arm",
-            "network_seed",
-            "started_at",
-            "finished_at",
-            "wall_s",
-            "overhead_s",
+            *RUN_SCALAR_COLUMNS,
             *(name for name, _ in METRIC_COLUMNS),
             "viewers_json",
             "link_json",
@@ -213,20 +219,8 @@ class Store:
                 "duration_s": design["duration_s"],
                 "seed": design["seed"],
             }
-            for key in (
-                "slot",
-                "block",
-                "position",
-                "arm",
-                "network_seed",
-                "started_at",
-                "finished_at",
-                "wall_s",
-                "overhead_s",
-            ):
+            for key in (*RUN_SCALAR_COLUMNS, *(name for name, _ in METRIC_COLUMNS)):
                 out[key] = row[key]
-            for name, _ in METRIC_COLUMNS:
-                out[name] = row[name]
             yield out
 
 

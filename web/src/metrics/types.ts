@@ -1,3 +1,5 @@
+import type { PlaybackSnapshot } from './playback';
+
 /** Per-segment download record (media segments only; init segments are not listed). */
 export interface SegmentRecord {
   /** Segment index in the manifest. */
@@ -31,16 +33,8 @@ export type PlayerState =
   | 'error';
 
 /** `window.pccstream.metrics()`: JSON-serialisable; definitions in web/README.md. */
-export interface Metrics {
-  bufferingRatio: number;
-  startupDelayMs: number | null;
-  stallCount: number;
-  stallSeconds: number;
-  playSeconds: number;
-  meanBitrateKbps: number;
-  bitrateSwitches: number;
+export interface Metrics extends Omit<PlaybackSnapshot, 'state'> {
   segments: SegmentRecord[];
-  ended: boolean;
   error: string | null;
   state: PlayerState;
   bufferSeconds: number;
