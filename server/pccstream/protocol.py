@@ -21,12 +21,26 @@ MAX_TELEMETRY_FRAME = 65536
 _REQUEST = struct.Struct(">BBHI")
 _RESPONSE_HEADER = struct.Struct(">BBBBHHIIQ")
 _FRAME_LENGTH = struct.Struct(">I")
+_GROUP_HEADER = struct.Struct(">BBBHIQ")  # stream type, version, reserved, rendition, group, µs
+_CHUNK_HEADER = struct.Struct(">IHH")
+GROUP_HEADER_BYTES = _GROUP_HEADER.size  # 17, the stream-type byte included
+CHUNK_HEADER_BYTES = _CHUNK_HEADER.size
 
 
 class Kind(enum.IntEnum):
     MANIFEST = 1
     INIT = 2
     SEGMENT = 3
+    # The live channel (shared/PROTOCOL.md, "Live").
+    LIVE_INFO = 4
+    LIVE_INIT = 5
+    SUBSCRIBE = 6
+
+
+# SUBSCRIBE's segment field asking for the group being produced now.
+LIVE_EDGE = 0xFFFF_FFFF
+# WebTransport application error code of a group stream reset because it was superseded.
+LIVE_SUPERSEDED = 1
 
 
 class Status(enum.IntEnum):
@@ -45,6 +59,8 @@ class UniStreamType(enum.IntEnum):
     # The same frames through one raw-deflate stream (RFC 1951), sync-flushed at least every
     # 100 ms; asked for with the session parameter `telemetry=deflate`.
     TELEMETRY_DEFLATE = 2
+    # One live group: LiveGroupHeader, then chunks (LiveChunkHeader + CMAF chunk) until FIN.
+    LIVE_GROUP = 3
 
 
 class ProtocolError(Exception):
@@ -161,3 +177,46 @@ def decode_telemetry_frames(buffer: bytearray) -> list[dict[str, Any]]:
         records.append(json.loads(bytes(buffer[_FRAME_LENGTH.size : end])))
         del buffer[:end]
     return records
+
+
+@dataclass(frozen=True)
+class LiveGroupHeader:
+    rendition: int
+    group: int
+    capture_us: int  # capture time of the group's first frame, µs since the Unix epoch
+
+
+def encode_group_header(header: LiveGroupHeader) -> bytes:
+    """The start of a LIVE_GROUP stream, stream-type byte included."""
+    return _GROUP_HEADER.pack(
+        UniStreamType.LIVE_GROUP, VERSION, 0, header.rendition, header.group, header.capture_us
+    )
+
+
+def decode_group_header(data: bytes) -> LiveGroupHeader:
+    if len(data) < GROUP_HEADER_BYTES:
+        raise ValueError(f"group header needs {GROUP_HEADER_BYTES} bytes, got {len(data)}")
+    kind, version, _, rendition, group, capture_us = _GROUP_HEADER.unpack_from(data)
+    if kind != UniStreamType.LIVE_GROUP:
+        raise ValueError(f"stream type {kind} is not LIVE_GROUP ({UniStreamType.LIVE_GROUP})")
+    if version != VERSION:
+        raise ValueError(f"group header has protocol version {version}, expected {VERSION}")
+    return LiveGroupHeader(rendition, group, capture_us)
+
+
+def encode_chunk(first_frame: int, frames: int, chunk: bytes) -> bytes:
+    """One chunk on a LIVE_GROUP stream: length, first frame in the group, frame count, bytes."""
+    return _CHUNK_HEADER.pack(len(chunk), first_frame, frames) + chunk
+
+
+def decode_chunks(buffer: bytearray) -> list[tuple[int, int, bytes]]:
+    """Remove and return every complete (first_frame, frames, chunk) at the start of `buffer`."""
+    out: list[tuple[int, int, bytes]] = []
+    while len(buffer) >= _CHUNK_HEADER.size:
+        length, first, frames = _CHUNK_HEADER.unpack_from(buffer)
+        end = _CHUNK_HEADER.size + length
+        if len(buffer) < end:
+            break
+        out.append((first, frames, bytes(buffer[_CHUNK_HEADER.size : end])))
+        del buffer[:end]
+    return out

@@ -20,7 +20,7 @@ from aioquic.asyncio.protocol import QuicConnectionProtocol
 from aioquic.h3.connection import H3_ALPN, FrameType, H3Connection, H3Stream
 from aioquic.h3.events import DataReceived, H3Event, HeadersReceived, WebTransportStreamDataReceived
 from aioquic.quic.configuration import QuicConfiguration
-from aioquic.quic.events import ConnectionTerminated, QuicEvent
+from aioquic.quic.events import ConnectionTerminated, QuicEvent, StreamReset
 
 from pccstream import protocol
 from pccstream.protocol import Kind, Request, ResponseHeader
@@ -47,6 +47,22 @@ class Response:
 
 
 @dataclass
+class ReceivedGroup:
+    """One LIVE_GROUP stream as received: header, chunks with arrival times, how it ended."""
+
+    header: protocol.LiveGroupHeader
+    # (first frame in group, frame count, chunk bytes, arrival time.monotonic())
+    chunks: list[tuple[int, int, bytes, float]] = field(default_factory=list)
+    ended: bool = False  # FIN received
+    reset: bool = False  # the server reset the stream (superseded)
+    reset_code: int | None = None
+
+    @property
+    def frames(self) -> int:
+        return sum(c[1] for c in self.chunks)
+
+
+@dataclass
 class _Pending:
     future: asyncio.Future[Response]
     started: float
@@ -66,6 +82,8 @@ class _ClientProtocol(QuicConnectionProtocol):
         self._pending: dict[int, _Pending] = {}
         self._uni_buffers: dict[int, bytearray] = {}
         self._inflaters: dict[int, Any] = {}  # zlib decompressobj per TELEMETRY_DEFLATE stream
+        self.groups: dict[int, ReceivedGroup] = {}  # by stream id
+        self._group_buffers: dict[int, bytearray] = {}
 
     def open_session(self, authority: str, path: str) -> None:
         self.session_id = self._quic.get_next_available_stream_id()
@@ -107,6 +125,11 @@ class _ClientProtocol(QuicConnectionProtocol):
                     pending.future.set_exception(error)
             if not self.session_ready.done():
                 self.session_ready.set_exception(error)
+        elif isinstance(event, StreamReset):
+            group = self.groups.get(event.stream_id)
+            if group is not None:
+                group.reset = True
+                group.reset_code = event.error_code
         for http_event in self.http.handle_event(event):
             self._on_http_event(http_event)
 
@@ -128,7 +151,7 @@ class _ClientProtocol(QuicConnectionProtocol):
             if event.stream_id in self._pending:
                 self._on_response_data(event)
             elif event.stream_id % 4 == 3:  # server-initiated unidirectional
-                self._on_uni_data(event.stream_id, event.data)
+                self._on_uni_data(event.stream_id, event.data, event.stream_ended)
 
     def _refuse(self) -> None:
         assert self._refusal is not None
@@ -157,7 +180,14 @@ class _ClientProtocol(QuicConnectionProtocol):
             Response(header, body, pending.started, pending.first_byte or finished, finished)
         )
 
-    def _on_uni_data(self, stream_id: int, data: bytes) -> None:
+    def _on_uni_data(self, stream_id: int, data: bytes, ended: bool = False) -> None:
+        group_buffer = self._group_buffers.get(stream_id)
+        if group_buffer is not None or (
+            stream_id not in self._uni_buffers
+            and data[:1] == bytes([protocol.UniStreamType.LIVE_GROUP])
+        ):
+            self._on_group_data(stream_id, data, ended)
+            return
         buffer = self._uni_buffers.get(stream_id)
         if buffer is None:
             kinds = (protocol.UniStreamType.TELEMETRY, protocol.UniStreamType.TELEMETRY_DEFLATE)
@@ -171,6 +201,22 @@ class _ClientProtocol(QuicConnectionProtocol):
         buffer += inflater.decompress(data) if inflater is not None else data
         self.telemetry.extend(protocol.decode_telemetry_frames(buffer))
 
+    def _on_group_data(self, stream_id: int, data: bytes, ended: bool) -> None:
+        buffer = self._group_buffers.setdefault(stream_id, bytearray())
+        buffer += data
+        group = self.groups.get(stream_id)
+        if group is None:
+            if len(buffer) < protocol.GROUP_HEADER_BYTES:
+                return
+            header = protocol.decode_group_header(bytes(buffer))
+            del buffer[: protocol.GROUP_HEADER_BYTES]
+            group = self.groups[stream_id] = ReceivedGroup(header)
+        now = time.monotonic()
+        for first, frames, chunk in protocol.decode_chunks(buffer):
+            group.chunks.append((first, frames, chunk, now))
+        if ended:
+            group.ended = True
+
 
 class WebTransportClient:
     """`async with WebTransportClient.open(host, port, cc=...) as client: await client.get(...)`."""
@@ -182,6 +228,11 @@ class WebTransportClient:
     @property
     def telemetry(self) -> list[dict[str, Any]]:
         return self._protocol.telemetry
+
+    @property
+    def live_groups(self) -> list[ReceivedGroup]:
+        """LIVE_GROUP streams received so far, by group sequence."""
+        return sorted(self._protocol.groups.values(), key=lambda g: g.header.group)
 
     @property
     def response_bytes_received(self) -> int:

@@ -44,6 +44,14 @@ def _common(parser: argparse.ArgumentParser) -> None:
         metavar="S",
         help="segment duration = GOP length in seconds (default 2)",
     )
+    parser.add_argument(
+        "--chunk-frames",
+        type=int,
+        default=0,
+        metavar="N",
+        help="frames per CMAF chunk (moof+mdat) inside a segment; 1 for low-latency live "
+        "(default 0: one chunk per segment)",
+    )
     parser.add_argument("--codec", default="h264", choices=CODECS, help="default h264")
     parser.add_argument("--fps", default="30", help="output frame rate (default 30)")
     parser.add_argument(
@@ -95,7 +103,9 @@ def register(subparsers: Any) -> None:
 
 
 def run_synth(args: argparse.Namespace) -> int:
-    settings = make_settings(parse_ladder(args.ladder), args.codec, args.fps, args.segment_seconds)
+    settings = make_settings(
+        parse_ladder(args.ladder), args.codec, args.fps, args.segment_seconds, args.chunk_frames
+    )
     duration = _float(args.duration, "--duration")
     tools = find_tools()
     synthesize(
@@ -110,7 +120,9 @@ def run_synth(args: argparse.Namespace) -> int:
 
 
 def run_package(args: argparse.Namespace) -> int:
-    settings = make_settings(parse_ladder(args.ladder), args.codec, args.fps, args.segment_seconds)
+    settings = make_settings(
+        parse_ladder(args.ladder), args.codec, args.fps, args.segment_seconds, args.chunk_frames
+    )
     duration = None if args.duration is None else _float(args.duration, "--duration")
     tools = find_tools()
     package_file(

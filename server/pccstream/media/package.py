@@ -47,6 +47,8 @@ class EncodeSettings:
     codec: str
     fps: Fraction
     segment_seconds: Fraction
+    # Frames per CMAF chunk (moof + mdat); 0 = one chunk per segment. Live channels use 1.
+    chunk_frames: int = 0
 
     @property
     def segment_frames(self) -> int:
@@ -65,7 +67,11 @@ def parse_positive(text: str, flag: str) -> Fraction:
 
 
 def make_settings(
-    rungs: tuple[Rung, ...], codec: str, fps_text: str, segment_text: str
+    rungs: tuple[Rung, ...],
+    codec: str,
+    fps_text: str,
+    segment_text: str,
+    chunk_frames: int = 0,
 ) -> EncodeSettings:
     if codec not in CODECS:
         raise UserError(f"--codec {codec!r}: expected one of {', '.join(CODECS)}")
@@ -80,7 +86,14 @@ def make_settings(
             f"--segment-seconds {segment_text} at --fps {fps_text} is "
             f"{float(frames):g} frames; it must be a whole number of frames"
         )
-    return EncodeSettings(rungs=rungs, codec=codec, fps=fps, segment_seconds=seg)
+    if chunk_frames < 0 or (chunk_frames and frames.numerator % chunk_frames):
+        raise UserError(
+            f"--chunk-frames {chunk_frames}: must be 0 (whole segments) or divide the "
+            f"{frames.numerator} frames of a segment"
+        )
+    return EncodeSettings(
+        rungs=rungs, codec=codec, fps=fps, segment_seconds=seg, chunk_frames=chunk_frames
+    )
 
 
 def _num(value: Fraction) -> str:
@@ -160,6 +173,16 @@ def encoder_args(settings: EncodeSettings) -> list[str]:
     return args
 
 
+def chunk_args(settings: EncodeSettings) -> list[str]:
+    """CMAF chunking: one moof + mdat per `chunk_frames` frames (low-latency live)."""
+    if settings.chunk_frames == 0:
+        return []
+    if settings.chunk_frames == 1:
+        return ["-frag_type", "every_frame"]
+    return ["-frag_type", "duration", "-frag_duration",
+            _num(settings.chunk_frames / settings.fps)]
+
+
 def muxer_args(settings: EncodeSettings, mpd: Path) -> list[str]:
     return [
         "-an",
@@ -193,6 +216,7 @@ def muxer_args(settings: EncodeSettings, mpd: Path) -> list[str]:
         "0",
         "-write_prft",
         "0",
+        *chunk_args(settings),
         str(mpd),
     ]
 
@@ -359,6 +383,7 @@ def _describe(stage: Path, out: Path, settings: EncodeSettings, source: str) -> 
         "duration_s": round(sum(d for _, d in reference), 6),
         "segment_seconds": float(settings.segment_seconds),
         "fps": round(float(settings.fps), 6),
+        **({"chunk_frames": settings.chunk_frames} if settings.chunk_frames else {}),
         "renditions": renditions,
     }
 

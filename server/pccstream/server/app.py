@@ -24,9 +24,14 @@ from pccstream.errors import UserError
 from pccstream.server.certs import Certificate, ensure_certificate
 from pccstream.server.http_app import WebAppServer
 from pccstream.server.link_status import LinkStatusReceiver
+from pccstream.server.live import LiveChannel
 from pccstream.server.media_store import MediaStore
 from pccstream.server.session import ViewerSession
 from pccstream.server.webtransport import SESSION_PATH, EndpointSettings, protocol_factory
+from pccstream.webrtc.signalling import PREFIX as WEBRTC_PREFIX
+from pccstream.webrtc.signalling import Rooms
+from pccstream.webrtc.source import PREFIX as LIVE_SOURCE_PREFIX
+from pccstream.webrtc.source import LiveSource
 
 log = logging.getLogger("pccstream.server")
 
@@ -58,6 +63,8 @@ class ServerConfig:
     link_status_port: int | None = None
     # Served read-only under /recordings/ (telemetry recordings for `?replay=`).
     recordings_dir: Path | None = None
+    # Media directory played in a loop as the live channel (None: no live channel).
+    live_media: Path | None = None
 
 
 QLOG_URL_PREFIX = "/qlog/"
@@ -75,6 +82,9 @@ class StreamingServer:
         self._quic_servers: list[QuicServer] = []
         self._web: WebAppServer | None = None
         self.link_status: LinkStatusReceiver | None = None
+        self.live: LiveChannel | None = None
+        # WebRTC arm (docs/webrtc.md): signalling rooms and the sender's content.
+        self.webrtc_rooms = Rooms()
 
     @property
     def webtransport_url(self) -> str:
@@ -94,6 +104,7 @@ class StreamingServer:
             "default_cc": self.config.cc,
             "server_version": __version__,
             "controllers": [info.name for info in list_controllers()],
+            "live": self.live is not None,
         }
 
     def sessions_info(self) -> list[dict[str, Any]]:
@@ -115,6 +126,7 @@ class StreamingServer:
                     "telemetry_frame_bytes": c.telemetry_frame_bytes,
                     "telemetry_encoding": session.telemetry_encoding,
                     "telemetry_overhead": c.telemetry_overhead,
+                    **session.live_info(),
                 }
             )
         return out
@@ -123,6 +135,8 @@ class StreamingServer:
         config = self.config
         create_controller(config.cc, {})  # refuse an unknown default before binding anything
         media = MediaStore.open(config.media_dir)
+        if config.live_media is not None:
+            self.live = LiveChannel.open(config.live_media)
         self.certificate = ensure_certificate(config.state_dir)
         quic_config = QuicConfiguration(
             is_client=False,
@@ -142,6 +156,7 @@ class StreamingServer:
             telemetry_interval_s=config.telemetry_interval_s,
             on_session=self._on_session,
             qlog_url_prefix=QLOG_URL_PREFIX if config.qlog_dir is not None else None,
+            live=self.live,
         )
         await self._bind_quic(quic_config, settings)
         if config.link_status_port is not None:
@@ -162,6 +177,9 @@ class StreamingServer:
         if config.recordings_dir is not None:
             config.recordings_dir.mkdir(parents=True, exist_ok=True)
             directories[RECORDINGS_URL_PREFIX] = config.recordings_dir
+        # The WebRTC sender loops the live channel's media (the VOD media when there is none).
+        live_source = LiveSource(config.live_media or config.media_dir)
+        routes = {WEBRTC_PREFIX: self.webrtc_rooms.route, LIVE_SOURCE_PREFIX: live_source.route}
         try:
             self._web = WebAppServer(
                 config.web_root,
@@ -169,10 +187,15 @@ class StreamingServer:
                 self.api_config,
                 sessions=self.sessions_info,
                 directories=directories,
+                routes=routes,
             )
         except OSError as exc:
             raise UserError(_bind_error("HTTP", "127.0.0.1", config.http_port, exc)) from exc
         self._web.start()
+        if self.live is not None:
+            self.live.start()
+            log.info("live channel from %s: %d groups of %d frames",
+                     self.live.source, self.live.loop_groups, self.live.frames_per_group)
 
     async def _bind_quic(self, quic_config: QuicConfiguration, settings: EndpointSettings) -> None:
         hosts = [self.config.host]
@@ -215,6 +238,9 @@ class StreamingServer:
     def close(self) -> None:
         for session in self.sessions:
             session.close()
+        if self.live is not None:
+            self.live.close()
+        self.webrtc_rooms.close()
         for server in self._quic_servers:
             server.close()
         if self.link_status is not None:

@@ -23,6 +23,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--media", type=Path, required=True, help="media directory (made by `pccstream media`)"
     )
     parser.add_argument(
+        "--live-media",
+        type=Path,
+        help="media directory played in a loop, in real time, as the live channel "
+        "(segments <= 0.5 s; package with --segment-seconds 0.5 --chunk-frames 1)",
+    )
+    parser.add_argument(
         "--host", default="127.0.0.1", help="QUIC address (127.0.0.1 also binds ::1)"
     )
     parser.add_argument("--port", type=int, default=4433, help="QUIC/UDP port (0: any free port)")
@@ -91,6 +97,7 @@ def _serve(args: argparse.Namespace) -> int:
         qlog_dir=args.qlog_dir,
         link_status_port=args.link_status_port,
         recordings_dir=args.recordings_dir,
+        live_media=args.live_media,
     )
     return _run(config, args.ready_file)
 

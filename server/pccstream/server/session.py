@@ -7,6 +7,7 @@ on its own stream, an unexpected failure with INTERNAL_ERROR, and other sessions
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import math
 import time
@@ -16,7 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pccstream import __version__, protocol
-from pccstream.protocol import ProtocolError, Request, Status
+from pccstream.protocol import Kind, ProtocolError, Request, Status
+from pccstream.server.live import LiveChannel
+from pccstream.server.live_subscription import GroupWriter, LiveSubscription
 
 log = logging.getLogger("pccstream.session")
 
@@ -29,14 +32,9 @@ class MediaLookup(Protocol):
         ...
 
 
-class StreamWriter(Protocol):
-    """The slice of the QUIC/H3 connection a session writes through."""
-
-    def send(self, stream_id: int, data: bytes, end_stream: bool) -> None: ...
-
-    def open_uni_stream(self, session_id: int) -> int: ...
-
-    def flush(self) -> None: ...
+class StreamWriter(GroupWriter, Protocol):
+    """The slice of the QUIC/H3 connection a session writes through (live groups need
+    resets, priorities and the unsent test as well)."""
 
 
 @dataclass(frozen=True)
@@ -80,6 +78,8 @@ class ViewerSession:
     hello_extra: dict[str, Any] = field(default_factory=dict)
     # "json": TELEMETRY stream (frames as they are); "deflate": TELEMETRY_DEFLATE.
     telemetry_encoding: str = "json"
+    live: LiveChannel | None = None
+    live_keep_s: float | None = None
 
     def __post_init__(self) -> None:
         self._loop = asyncio.get_running_loop()
@@ -94,6 +94,7 @@ class ViewerSession:
         self._deflate_pending = False
         self._closed = False
         self.opened_at = time.time()
+        self.subscription: LiveSubscription | None = None
 
     @property
     def t0(self) -> float:
@@ -131,6 +132,23 @@ class ViewerSession:
         self._closed = True
         if self._telemetry_task is not None:
             self._telemetry_task.cancel()
+        if self.subscription is not None:
+            self.subscription.close()
+
+    def live_info(self) -> dict[str, Any]:
+        """Live counters for /api/sessions (empty without a subscription)."""
+        sub = self.subscription
+        if sub is None:
+            return {}
+        c = sub.counters
+        return {
+            "live_rendition": sub.rendition,
+            "live_groups_opened": c.groups_opened,
+            "live_groups_completed": c.groups_completed,
+            "live_groups_dropped": c.groups_dropped,
+            "live_chunks": c.chunks,
+            "live_bytes": c.bytes,
+        }
 
     def elapsed_ms(self) -> float:
         return (self._loop.time() - self._t0) * 1000.0
@@ -240,7 +258,10 @@ class ViewerSession:
         if self._closed:
             return
         try:
-            body = self.media.read(request)
+            if request.kind in (Kind.LIVE_INFO, Kind.LIVE_INIT, Kind.SUBSCRIBE):
+                body = self._serve_live(request)
+            else:
+                body = self.media.read(request)
         except ProtocolError as exc:
             self._answer_error(stream_id, request, exc)
             return
@@ -250,11 +271,67 @@ class ViewerSession:
                 stream_id, request, ProtocolError(Status.INTERNAL_ERROR, f"server error: {exc}")
             )
             return
-        self.counters.media_bytes += len(body)
+        if request.kind != Kind.SUBSCRIBE:
+            self.counters.media_bytes += len(body)
         self.writer.send(
             stream_id, protocol.encode_response(request, Status.OK, body, _now_us()), True
         )
         self.writer.flush()
+        if request.kind == Kind.SUBSCRIBE:
+            # After the answer, so the viewer knows the start group before group streams come.
+            self._start_subscription()
+
+    def _serve_live(self, request: Request) -> bytes:
+        live = self.live
+        if live is None:
+            raise ProtocolError(
+                Status.UNAVAILABLE, "this server has no live channel (start it with --live-media)"
+            )
+        if request.kind == Kind.LIVE_INFO:
+            return live.info_json()
+        if request.rendition >= len(live.renditions):
+            raise ProtocolError(
+                Status.UNKNOWN_RENDITION,
+                f"live rendition {request.rendition} does not exist; the channel has "
+                f"{len(live.renditions)} (0-{len(live.renditions) - 1})",
+            )
+        if request.kind == Kind.LIVE_INIT:
+            return live.renditions[request.rendition].init
+        return self._subscribe(live, request)
+
+    def _subscribe(self, live: LiveChannel, request: Request) -> bytes:
+        edge = live.live_edge_group()
+        wanted = edge if request.segment == protocol.LIVE_EDGE else request.segment
+        if wanted < edge - 1:
+            raise ProtocolError(
+                Status.UNAVAILABLE,
+                f"group {wanted} is gone: the live edge is group {edge} (ask for {edge - 1} or "
+                f"later, or {protocol.LIVE_EDGE:#x} for the live edge)",
+            )
+        if self.subscription is not None:
+            start = self.subscription.switch(request.rendition)
+            self.subscription.rendition = request.rendition
+        else:
+            keep = self.live_keep_s if self.live_keep_s is not None else live.group_duration_s
+            self.subscription = LiveSubscription(
+                channel=live,
+                session_id=self.session_id,
+                writer=self.writer,
+                rendition=request.rendition,
+                start_group=wanted,
+                keep_s=keep,
+                on_media_bytes=self._count_media_bytes,
+            )
+            start = wanted
+        body = json.dumps({"start_group": start, "rendition": request.rendition}).encode()
+        return body
+
+    def _count_media_bytes(self, size: int) -> None:
+        self.counters.media_bytes += size
+
+    def _start_subscription(self) -> None:
+        if self.subscription is not None and not self._closed:
+            self.subscription.start()
 
     def _answer_error(self, stream_id: int, request: Request | None, error: ProtocolError) -> None:
         self.counters.errors += 1

@@ -22,6 +22,8 @@ from aioquic.quic.events import ConnectionTerminated, ProtocolNegotiated, QuicEv
 from pccstream.cc.aioquic_integration import controller_telemetry, install_controller
 from pccstream.cc.registry import create_controller
 from pccstream.errors import UserError
+from pccstream.server import stream_priority
+from pccstream.server.live import LiveChannel
 from pccstream.server.session import MediaLookup, ViewerSession, WithholdHook
 
 log = logging.getLogger("pccstream.webtransport")
@@ -39,6 +41,7 @@ class EndpointSettings:
     on_session: Callable[[ViewerSession], None] | None = None
     # URL path prefix under which the web app serves --qlog-dir (None: no qlog).
     qlog_url_prefix: str | None = None
+    live: LiveChannel | None = None
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,10 @@ class SessionRequest:
     cc_params: dict[str, str]
     withhold: WithholdHook | None
     telemetry_encoding: str = "json"
+    # live.keep_ms: how long a group's unsent data stays useful (None: one group duration).
+    live_keep_s: float | None = None
+
+MAX_LIVE_KEEP_MS = 60_000
 
 
 def parse_session_query(query: str, settings: EndpointSettings) -> SessionRequest:
@@ -57,8 +64,21 @@ def parse_session_query(query: str, settings: EndpointSettings) -> SessionReques
     cc_params: dict[str, str] = {}
     test: dict[str, str] = {}
     encoding = "json"
+    keep_s: float | None = None
     for key, value in parse_qsl(query, keep_blank_values=True):
-        if key == "telemetry":
+        if key == "live.keep_ms":
+            try:
+                keep_ms = float(value)
+            except ValueError:
+                keep_ms = -1.0
+            if not 0 <= keep_ms <= MAX_LIVE_KEEP_MS:
+                raise UserError(
+                    f"live.keep_ms={value!r}: expected milliseconds from 0 to {MAX_LIVE_KEEP_MS}"
+                )
+            keep_s = keep_ms / 1000
+        elif key.startswith("live."):
+            raise UserError(f"unknown live parameter {key!r} (known: live.keep_ms)")
+        elif key == "telemetry":
             if value not in TELEMETRY_ENCODINGS:
                 raise UserError(
                     f"telemetry={value!r}: expected one of {', '.join(TELEMETRY_ENCODINGS)}"
@@ -87,7 +107,7 @@ def parse_session_query(query: str, settings: EndpointSettings) -> SessionReques
             ) from None
         if withhold.at_segment < 0 or not 0 < withhold.seconds <= 600:
             raise UserError("test.withhold_at must be >= 0 and test.withhold_s in (0, 600]")
-    return SessionRequest(cc, cc_params, withhold, encoding)
+    return SessionRequest(cc, cc_params, withhold, encoding, keep_s)
 
 
 class StreamingProtocol(QuicConnectionProtocol):
@@ -111,6 +131,15 @@ class StreamingProtocol(QuicConnectionProtocol):
 
     def flush(self) -> None:
         self.transmit()
+
+    def reset_stream(self, stream_id: int, error_code: int) -> None:
+        self._quic.reset_stream(stream_id, error_code)
+
+    def has_unsent(self, stream_id: int) -> bool:
+        return stream_priority.has_unsent(self._quic, stream_id)
+
+    def set_stream_priority(self, stream_id: int, priority: int | None) -> None:
+        stream_priority.set_priority(self._quic, stream_id, priority)
 
     # --- events -------------------------------------------------------------------------
 
@@ -169,6 +198,8 @@ class StreamingProtocol(QuicConnectionProtocol):
             telemetry_encoding=wanted.telemetry_encoding,
             peer=self.peer_address(),
             hello_extra=self._hello_extra(),
+            live=self.settings.live,
+            live_keep_s=wanted.live_keep_s,
         )
         # MI events and samples share the session's clock: t_ms = 0 at session start.
         install_controller(quic, controller, on_event=session.publish, t0=session.t0)

@@ -1,0 +1,340 @@
+"""The live channel: chunking, the live clock, subscriptions, priorities and superseded groups."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import struct
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aioquic.quic.configuration import QuicConfiguration
+from aioquic.quic.connection import QuicConnection
+
+from pccstream import protocol
+from pccstream.emulator.relay import EmulatorProcess
+from pccstream.errors import UserError
+from pccstream.media.ffmpeg import find_tools
+from pccstream.media.ladder import parse_ladder
+from pccstream.media.package import make_settings, synthesize
+from pccstream.protocol import LIVE_EDGE, Kind, Request, Status
+from pccstream.server import stream_priority
+from pccstream.server.live import LiveChannel
+from pccstream.server.live_subscription import LiveSubscription, webtransport_error_code
+from pccstream.wt_client import SessionRefused, WebTransportClient
+
+from ..media.helpers import quiet, requires_ffmpeg
+from .conftest import running_server
+
+FRAMES_PER_GROUP = 15
+
+
+@pytest.fixture(scope="module")
+def live_media(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """2 s of synthetic video, two renditions, 0.5 s groups of one-frame chunks."""
+    if requires_ffmpeg.args[0]:
+        pytest.fail("ffmpeg is missing: run ./infra/bootstrap.sh")
+    out = tmp_path_factory.mktemp("live") / "media"
+    settings = make_settings(parse_ladder("300k,750k"), "h264", "30", "0.5", chunk_frames=1)
+    synthesize(find_tools(), out, settings=settings, duration_s=2, force=False, report=quiet)
+    return out
+
+
+def _tfdt(chunk: bytes) -> int:
+    at = chunk.find(b"tfdt")
+    assert at > 0 and chunk[at + 4] == 1
+    return struct.unpack_from(">Q", chunk, at + 8)[0]
+
+
+# --- the channel's content --------------------------------------------------------------------
+
+
+def test_chunks_are_single_frames_and_retimed_to_live_time(live_media: Path) -> None:
+    channel = LiveChannel.open(live_media)
+    assert channel.frames_per_group == FRAMES_PER_GROUP and channel.loop_groups == 4
+    assert len(channel.renditions) == 2
+    chunks = channel.chunks(1, 0)
+    assert [c.first_frame for c in chunks] == list(range(FRAMES_PER_GROUP))
+    assert all(c.frames == 1 for c in chunks)
+    assert chunks[0].data[4:8] == b"moof"
+    # group 9 is loop segment 1; frame 9·15 + 3 at 512 ticks per frame (timescale 15360)
+    chunk, data = channel.chunk_bytes(1, 9, 3)
+    assert chunk is channel.chunks(1, 1)[3]
+    assert _tfdt(data) == (9 * FRAMES_PER_GROUP + 3) * 512
+    assert len(data) == len(chunk.data)
+
+
+def test_media_with_long_segments_is_refused(tmp_path: Path) -> None:
+    out = tmp_path / "vod"
+    settings = make_settings(parse_ladder("300k"), "h264", "30", "1")
+    synthesize(find_tools(), out, settings=settings, duration_s=2, force=False, report=quiet)
+    with pytest.raises(UserError, match=r"segments are 1 s; live groups must be ≤ 0.5 s"):
+        LiveChannel.open(out)
+
+
+def test_media_that_is_not_mp4_is_refused_naming_the_file(fake_media: Path) -> None:
+    doc = json.loads((fake_media / "manifest.json").read_text())
+    doc["segment_seconds"] = 0.5
+    doc["fps"] = 30
+    for r in doc["renditions"]:
+        for s in r["segments"]:
+            s["duration_s"] = 0.5
+    (fake_media / "manifest.json").write_text(json.dumps(doc))
+    with pytest.raises(UserError, match="300k init segment"):
+        LiveChannel.open(fake_media)
+
+
+def test_chunk_frames_must_divide_a_segment() -> None:
+    with pytest.raises(UserError, match="--chunk-frames 4"):
+        make_settings(parse_ladder("300k"), "h264", "30", "0.5", chunk_frames=4)
+
+
+# --- subscriptions without a network ------------------------------------------------------------
+
+
+class FakeWriter:
+    def __init__(self) -> None:
+        self.streams: dict[int, bytearray] = {}
+        self.ended: set[int] = set()
+        self.resets: dict[int, int] = {}
+        self.priorities: dict[int, int | None] = {}
+        self.unsent = False
+        self._next = 3
+
+    def open_uni_stream(self, session_id: int) -> int:
+        self._next += 4
+        self.streams[self._next] = bytearray()
+        return self._next
+
+    def send(self, stream_id: int, data: bytes, end_stream: bool) -> None:
+        self.streams[stream_id] += data
+        if end_stream:
+            self.ended.add(stream_id)
+
+    def flush(self) -> None:
+        pass
+
+    def reset_stream(self, stream_id: int, error_code: int) -> None:
+        self.resets[stream_id] = error_code
+
+    def has_unsent(self, stream_id: int) -> bool:
+        return self.unsent
+
+    def set_stream_priority(self, stream_id: int, priority: int | None) -> None:
+        self.priorities[stream_id] = priority
+
+
+def _parse_group(data: bytes) -> tuple[protocol.LiveGroupHeader, list[tuple[int, int, bytes]]]:
+    header = protocol.decode_group_header(data)
+    rest = bytearray(data[protocol.GROUP_HEADER_BYTES :])
+    chunks = protocol.decode_chunks(rest)
+    assert not rest
+    return header, chunks
+
+
+def test_subscription_follows_the_clock_and_supersedes_unsent_groups(live_media: Path) -> None:
+    async def scenario() -> None:
+        channel = LiveChannel.open(live_media)
+        channel.start()
+        await asyncio.sleep(0.2)  # 6 frames of group 0 are captured
+        writer = FakeWriter()
+        writer.unsent = True
+        sub = LiveSubscription(channel, 0, writer, rendition=0, start_group=0, keep_s=0.1)
+        sub.start()
+        (first,) = writer.streams
+        assert len(_parse_group(bytes(writer.streams[first]))[1]) >= 5  # the burst so far
+        await asyncio.sleep(1.05)  # group 0 complete at 0.467 s, superseded at 0.567 s
+        sub.close()
+        channel.close()
+        header, chunks = _parse_group(bytes(writer.streams[first]))
+        assert header.group == 0 and header.rendition == 0
+        assert header.capture_us == channel.epoch_us
+        assert [c[0] for c in chunks] == list(range(FRAMES_PER_GROUP))
+        assert first in writer.ended
+        assert writer.resets[first] == webtransport_error_code(protocol.LIVE_SUPERSEDED)
+        assert writer.priorities[first] is None  # reset: its RESET_STREAM goes first
+        groups = [_parse_group(bytes(d))[0] for d in writer.streams.values()]
+        assert [g.group for g in groups] == [0, 1, 2]
+        assert groups[2].capture_us - channel.epoch_us == 1_000_000
+        assert sub.counters.groups_dropped == 2  # groups 0 and 1
+        assert sub.counters.chunks >= 2 * FRAMES_PER_GROUP + 1
+
+    asyncio.run(scenario())
+
+
+def test_sent_groups_are_not_reset_and_switches_apply_at_the_next_group(live_media: Path) -> None:
+    async def scenario() -> None:
+        channel = LiveChannel.open(live_media)
+        channel.start()
+        writer = FakeWriter()
+        sub = LiveSubscription(channel, 0, writer, rendition=0, start_group=0, keep_s=0.0)
+        sub.start()
+        await asyncio.sleep(0.1)
+        assert sub.switch(1) == 1  # group 0 is under way in rendition 0
+        await asyncio.sleep(0.6)
+        sub.close()
+        channel.close()
+        groups = [_parse_group(bytes(d))[0] for d in writer.streams.values()]
+        assert [(g.group, g.rendition) for g in groups] == [(0, 0), (1, 1)]
+        assert writer.resets == {}
+        assert sub.counters.groups_dropped == 0
+
+    asyncio.run(scenario())
+
+
+# --- priorities -----------------------------------------------------------------------------
+
+
+def test_priorities_serve_unprioritized_then_newest_first() -> None:
+    quic = QuicConnection(configuration=QuicConfiguration(is_client=True))
+    ids = [quic.get_next_available_stream_id(is_unidirectional=True) for _ in range(1)]
+    for stream_id in range(2, 40, 4):
+        quic.send_stream_data(stream_id, b"x")
+        ids.append(stream_id)
+    stream_priority.set_priority(quic, 6, 10)
+    stream_priority.set_priority(quic, 10, 12)
+    stream_priority.set_priority(quic, 14, 11)
+    order = [s.stream_id for s in quic._streams_queue]
+    assert order[-3:] == [10, 14, 6]
+    assert set(order[:-3]) == set(range(2, 40, 4)) - {6, 10, 14}
+    assert type(quic).__name__ == "PrioritizedQuicConnection"
+    stream_priority.set_priority(quic, 10, None)
+    assert [s.stream_id for s in quic._streams_queue][-2:] == [14, 6]
+    assert stream_priority.has_unsent(quic, 14)
+    assert not stream_priority.has_unsent(quic, 999)
+
+
+def test_priority_hook_fails_loudly_if_aioquic_changes() -> None:
+    class Bare:
+        pass
+
+    with pytest.raises(stream_priority.StreamInternalsChanged, match="_streams_queue"):
+        stream_priority.check_stream_internals(Bare())  # type: ignore[arg-type]
+
+
+# --- over QUIC ------------------------------------------------------------------------------
+
+
+async def _live_info(client: WebTransportClient) -> dict[str, Any]:
+    response = await client.get(Request(Kind.LIVE_INFO))
+    assert response.header.status == Status.OK
+    return json.loads(response.body)
+
+
+def test_live_over_quic(fake_media: Path, live_media: Path, tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with running_server(fake_media, tmp_path / "s", live_media=live_media) as server:
+            await asyncio.sleep(0.6)
+            async with WebTransportClient.open("127.0.0.1", server.quic_port) as client:
+                info = await _live_info(client)
+                assert info["frames_per_group"] == 15 and info["loop_frames"] == 60
+                assert info["live_edge_group"] == 1
+                assert [r["id"] for r in info["renditions"]] == ["300k", "750k"]
+                init = await client.get(Request(Kind.LIVE_INIT, 1))
+                assert init.body == (live_media / "750k" / "init.mp4").read_bytes()
+                sub = await client.get(Request(Kind.SUBSCRIBE, 1, LIVE_EDGE))
+                assert json.loads(sub.body) == {"start_group": 1, "rendition": 1}
+                await asyncio.sleep(1.2)
+                groups = client.live_groups
+                assert [g.header.group for g in groups[:3]] == [1, 2, 3]
+                done = [g for g in groups if g.ended]
+                assert len(done) >= 2 and all(g.frames == 15 for g in done)
+                # frames arrive as captured: the chunks of a whole group span ~14 frame times
+                second = groups[1].chunks
+                assert 0.35 < second[-1][3] - second[0][3] < 0.6
+                assert all(not g.reset for g in groups)
+                assert server.sessions_info()[-1]["live_groups_opened"] >= 3
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize(
+    ("request_", "status", "message"),
+    [
+        (Request(Kind.LIVE_INIT, 7), Status.UNKNOWN_RENDITION, "live rendition 7 does not exist"),
+        (Request(Kind.SUBSCRIBE, 9, LIVE_EDGE), Status.UNKNOWN_RENDITION, "live rendition 9"),
+        (Request(Kind.SUBSCRIBE, 0, 0), Status.UNAVAILABLE, "group 0 is gone"),
+    ],
+)
+def test_bad_live_requests(
+    fake_media: Path, live_media: Path, tmp_path: Path, request_: Request, status: Status,
+    message: str,
+) -> None:
+    async def scenario() -> None:
+        async with running_server(fake_media, tmp_path / "s", live_media=live_media) as server:
+            await asyncio.sleep(1.1)  # live edge: group 2
+            async with WebTransportClient.open("127.0.0.1", server.quic_port) as client:
+                response = await client.get(request_)
+                assert response.header.status == status
+                assert message in response.body.decode()
+                assert (await _live_info(client))["live_edge_group"] >= 2
+
+    asyncio.run(scenario())
+
+
+def test_no_live_channel_is_unavailable(fake_media: Path, tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with running_server(fake_media, tmp_path / "s") as server:
+            async with WebTransportClient.open("127.0.0.1", server.quic_port) as client:
+                response = await client.get(Request(Kind.LIVE_INFO))
+                assert response.header.status == Status.UNAVAILABLE
+                assert "--live-media" in response.body.decode()
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ({"live.keep_ms": "-1"}, "live.keep_ms='-1'"),
+        ({"live.keep_ms": "soon"}, "live.keep_ms='soon'"),
+        ({"live.bogus": "1"}, "unknown live parameter 'live.bogus'"),
+    ],
+)
+def test_bad_live_session_parameters(
+    fake_media: Path, tmp_path: Path, query: dict[str, str], message: str
+) -> None:
+    async def scenario() -> None:
+        async with running_server(fake_media, tmp_path / "s") as server:
+            with pytest.raises(SessionRefused) as refused:
+                async with WebTransportClient.open("127.0.0.1", server.quic_port, params=query):
+                    pass
+            assert refused.value.status == 400 and message in refused.value.reason
+
+    asyncio.run(scenario())
+
+
+def test_a_slow_link_gets_superseded_groups_dropped(
+    fake_media: Path, live_media: Path, tmp_path: Path
+) -> None:
+    """750 kbit/s rendition through a 400 kbit/s link: the server cannot keep up, so groups
+    older than `keep` are reset instead of queueing ever more delay."""
+
+    async def scenario() -> None:
+        async with running_server(fake_media, tmp_path / "s", live_media=live_media) as server:
+            emulator = EmulatorProcess(
+                upstream=f"127.0.0.1:{server.quic_port}", down="0.4mbit", up="10mbit",
+                delay_ms=10, queue="40 kB",
+            )
+            port = await emulator.start()
+            try:
+                params = {"live.keep_ms": "200"}
+                async with WebTransportClient.open("127.0.0.1", port, cc="bbr", params=params) as c:
+                    await c.get(Request(Kind.SUBSCRIBE, 1, LIVE_EDGE))
+                    started = time.monotonic()
+                    await asyncio.sleep(4.0)
+                    groups = c.live_groups
+                    received = [(g.header.group, g.frames) for g in groups]
+                    assert any(g.reset for g in groups), received
+                    info = server.sessions_info()[-1]
+                    assert info["live_groups_dropped"] >= 1
+                    # the newest group keeps arriving: data is never more than ~1.5 s stale
+                    newest = max(g.header.group for g in groups if g.chunks)
+                    elapsed_groups = (time.monotonic() - started) / 0.5
+                    assert newest >= elapsed_groups - 3
+            finally:
+                await emulator.close()
+
+    asyncio.run(scenario())
