@@ -73,4 +73,14 @@ else
   .venv/bin/pccstream media synth --out media/default --duration 30 --force
 fi
 
+# 6. The live channel's media: 60 s loop, 0.5 s groups of one-frame CMAF chunks (pccstream
+#    serve --live-media media/live); 2.5 Mbit/s is the 720p rendition of the live targets.
+if [[ -f media/live/manifest.json ]] && grep -q '"chunk_frames": 1' media/live/manifest.json; then
+  step "live media present (media/live)"
+else
+  step "making live media (media/live: 60 s synthetic loop, 0.5 s groups, 1-frame chunks)"
+  .venv/bin/pccstream media synth --out media/live --duration 60 --segment-seconds 0.5 \
+    --chunk-frames 1 --ladder 600k,1200k,2500k --force
+fi
+
 step "done"

@@ -21,7 +21,10 @@ from pccstream.cc.registry import create_controller
 from pccstream.emulator.scenario import load_scenario, parse_name_and_params
 from pccstream.errors import UserError
 
-MODES = ("fixed", "abr")
+MODES = ("fixed", "abr", "live")
+# The WebRTC reference arm (libwebrtc in Chromium, its own congestion control): live mode only.
+WEBRTC_ARM = "webrtc"
+DEFAULT_TARGET_LATENCY_MS = 1000
 
 
 @dataclass(frozen=True)
@@ -44,9 +47,17 @@ class Arm:
             if not sep or not key:
                 raise UserError(f"--arms {text!r}: parameter {pair!r} is not KEY=VALUE")
             params.append((key, value))
+        if name == WEBRTC_ARM:
+            if params:
+                raise UserError(f"--arms {text!r}: the webrtc arm takes no parameters")
+            return cls(name)
         # Refuse unknown names (the message lists the valid ones) and bad parameters now.
         create_controller(name, dict(params))
         return cls(name, tuple(params))
+
+    @property
+    def is_webrtc(self) -> bool:
+        return self.cc == WEBRTC_ARM
 
 
 def parse_arms(text: str) -> list[Arm]:
@@ -72,6 +83,9 @@ class Design:
     viewers: int = 1
     seed: int = 1
     ladder: tuple[int, ...] = ()  # kbit/s of the media renditions
+    # Live mode: the player's target latency (ms). None outside live mode; left out of the
+    # design's JSON when None, so experiments designed before live mode keep their ids.
+    target_latency_ms: int | None = None
 
     def __post_init__(self) -> None:
         if not self.arms:
@@ -81,9 +95,18 @@ class Design:
         if not self.duration_s > 0:
             raise UserError(f"--duration {self.duration_s}: must be > 0 seconds")
         if self.mode not in MODES:
-            raise UserError(f"--mode {self.mode!r}: expected fixed or abr")
-        if self.mode == "fixed" and not self.bitrate_kbps:
-            raise UserError("--mode fixed needs --bitrate KBPS")
+            raise UserError(f"--mode {self.mode!r}: expected one of {', '.join(MODES)}")
+        if self.mode in ("fixed", "live") and not self.bitrate_kbps:
+            raise UserError(f"--mode {self.mode} needs --bitrate KBPS")
+        if WEBRTC_ARM in self.arms and self.mode != "live":
+            raise UserError("--arms webrtc: the WebRTC arm is live video; use --mode live")
+        if self.mode == "live":
+            if self.target_latency_ms is None:
+                object.__setattr__(self, "target_latency_ms", DEFAULT_TARGET_LATENCY_MS)
+            if not 50 <= (self.target_latency_ms or 0) <= 30_000:
+                raise UserError(f"--latency {self.target_latency_ms}: expected 50 to 30000 ms")
+        elif self.target_latency_ms is not None:
+            raise UserError("--latency is for --mode live only")
         if self.bitrate_kbps is not None and self.bitrate_kbps <= 0:
             raise UserError(f"--bitrate {self.bitrate_kbps}: must be > 0 kbit/s")
         if self.viewers < 1:
@@ -96,6 +119,8 @@ class Design:
         data["arms"] = list(self.arms)
         data["ladder"] = list(self.ladder)
         data["scenario_params"] = dict(sorted(self.scenario_params.items()))
+        if data["target_latency_ms"] is None:
+            del data["target_latency_ms"]
         return data
 
     def canonical_json(self) -> str:
@@ -119,6 +144,7 @@ class Design:
             viewers=int(data.get("viewers", 1)),
             seed=int(data["seed"]),
             ladder=tuple(int(x) for x in data.get("ladder") or ()),
+            target_latency_ms=data.get("target_latency_ms"),
         )
 
     @property
@@ -128,6 +154,8 @@ class Design:
         text = self.scenario + (f":{params}" if params else "")
         if self.mode == "fixed":
             text += f" @ {self.bitrate_kbps} kbit/s"
+        elif self.mode == "live":
+            text += f" live @ {self.bitrate_kbps} kbit/s, target {self.target_latency_ms} ms"
         else:
             text += " (abr)"
         if self.viewers > 1:
@@ -139,7 +167,7 @@ def default_ladder(mode: str, bitrate_kbps: int | None) -> tuple[int, ...]:
     """Fixed mode needs only the chosen rendition; ABR gets a 4-step ladder up to the bitrate
     (default 3000 kbit/s)."""
     top = bitrate_kbps or 3000
-    if mode == "fixed":
+    if mode in ("fixed", "live"):
         return (top,)
     return tuple(sorted({max(100, round(top * f)) for f in (0.1, 0.25, 0.5, 1.0)}))
 

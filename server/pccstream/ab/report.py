@@ -50,6 +50,9 @@ METRICS: tuple[Metric, ...] = (
     Metric("loss_rate", "loss", "%", 100.0),
     Metric("stall_count", "stalls", "count"),
     Metric("play_seconds", "play time", "s", lower_is_better=False),
+    Metric("latency_p50_ms", "p50 glass-to-glass latency", "ms"),
+    Metric("latency_p95_ms", "p95 glass-to-glass latency", "ms"),
+    Metric("frames_skipped", "frames skipped", "count"),
 )
 CDF_METRICS = ("buffering_ratio", "startup_delay_ms", "throughput_mbps", "p95_queue_delay_ms")
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2")

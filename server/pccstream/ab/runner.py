@@ -59,11 +59,14 @@ def player_query(design: Design, arm: Arm, emulator_port: int) -> str:
         ("cc", arm.cc),
         *((f"cc.{key}", value) for key, value in arm.params),
         ("mode", design.mode),
-        ("buffer", f"{design.buffer_s:g}"),
         # Charts cost CPU that the runs' video decoding needs; telemetry is still recorded.
         ("dashboard", "0"),
     ]
-    if design.mode == "fixed":
+    if design.mode == "live":
+        params.append(("latency", str(design.target_latency_ms)))
+    else:
+        params.append(("buffer", f"{design.buffer_s:g}"))
+    if design.mode in ("fixed", "live"):
         params.append(("bitrate", str(design.bitrate_kbps)))
     return urlencode(params)
 
@@ -85,6 +88,9 @@ def summarize_viewers(viewers: Sequence[dict[str, Any] | None]) -> dict[str, Any
         "bitrate_switches": mean("bitrateSwitches"),
         "ended": int(bool(viewers) and all(v and v.get("ended") for v in viewers)),
         "player_errors": sum(1 for v in viewers if not v or v.get("error")),
+        "latency_p50_ms": mean("latencyP50Ms"),
+        "latency_p95_ms": mean("latencyP95Ms"),
+        "frames_skipped": mean("framesSkipped"),
     }
 
 

@@ -44,6 +44,10 @@ METRIC_COLUMNS: tuple[tuple[str, str], ...] = (
     ("p95_signal_delay_ms", "REAL"),
     ("loss_rate", "REAL"),
     ("server_cpu_s", "REAL"),
+    # Live and WebRTC arms: glass-to-glass latency from the burned-in frame codes.
+    ("latency_p50_ms", "REAL"),
+    ("latency_p95_ms", "REAL"),
+    ("frames_skipped", "REAL"),
 )
 
 _SCHEMA = f"""
@@ -109,8 +113,16 @@ class Store:
                 self.conn.execute(
                     "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
                 )
+                self._add_missing_columns()
         except sqlite3.DatabaseError as exc:
             raise UserError(f"{self.path}: not an A/B results database ({exc})") from None
+
+    def _add_missing_columns(self) -> None:
+        """Databases written before a metric column existed get it (NULL for old runs)."""
+        present = {row["name"] for row in self.conn.execute("PRAGMA table_info(runs)")}
+        for name, kind in METRIC_COLUMNS:
+            if name not in present:
+                self.conn.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
 
     def close(self) -> None:
         self.conn.close()

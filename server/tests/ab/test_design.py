@@ -85,9 +85,13 @@ def test_arm_parameters_and_duplicates():
     [
         dict(runs=0),
         dict(duration_s=0),
-        dict(mode="live"),
+        dict(mode="stream"),
         dict(viewers=0),
         dict(mode="fixed", bitrate_kbps=None),
+        dict(mode="live", bitrate_kbps=None),
+        dict(mode="live", target_latency_ms=20),
+        dict(mode="fixed", target_latency_ms=500),
+        dict(arms=("webrtc", "cubic"), mode="fixed"),
     ],
 )
 def test_bad_designs_are_refused(kw):
@@ -108,3 +112,19 @@ def test_scenario_gets_bitrate_and_viewers_when_it_declares_them():
 def test_default_ladder():
     assert default_ladder("fixed", 3000) == (3000,)
     assert default_ladder("abr", 3000) == (300, 750, 1500, 3000)
+
+
+def test_live_designs_default_their_target_latency_and_accept_the_webrtc_arm():
+    design = make(arms=("vivace", "webrtc"), mode="live", bitrate_kbps=2500)
+    assert design.target_latency_ms == 1000
+    assert Design.from_dict(design.to_dict()) == design
+    assert "live @ 2500 kbit/s, target 1000 ms" in design.scenario_label
+    assert Arm.parse("webrtc").is_webrtc
+    with pytest.raises(UserError, match="takes no parameters"):
+        Arm.parse("webrtc:x=1")
+
+
+def test_designs_without_live_keep_their_ids():
+    """Adding target_latency_ms must not change the id of an experiment designed before."""
+    design = make()
+    assert "target_latency_ms" not in design.to_dict()

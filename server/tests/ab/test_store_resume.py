@@ -210,3 +210,14 @@ def test_wait_for_load_gives_up_after_the_limit():
         wait_for_load(1.0, 12.0, loadavg=lambda: (9.0, 9.0, 9.0), sleep=fake_sleep)
     )
     assert waited == 12.0 and slept == [5.0, 5.0, 2.0]
+
+
+def test_a_database_from_before_the_latency_columns_gains_them(tmp_path):
+    path = tmp_path / "old.sqlite"
+    with Store(path) as store:
+        for name in ("latency_p50_ms", "latency_p95_ms", "frames_skipped"):
+            store.conn.execute(f"ALTER TABLE runs DROP COLUMN {name}")
+        store.conn.commit()
+    with Store(path) as store:
+        columns = {row["name"] for row in store.conn.execute("PRAGMA table_info(runs)")}
+    assert {"latency_p50_ms", "latency_p95_ms", "frames_skipped"} <= columns
