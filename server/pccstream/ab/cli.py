@@ -53,12 +53,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         metavar="S",
         help="seconds of playback per run (default 60)",
     )
-    p.add_argument("--mode", choices=["fixed", "abr"], default="fixed")
+    p.add_argument(
+        "--mode",
+        choices=["fixed", "abr", "live"],
+        default="fixed",
+        help="fixed/abr: video on demand; live: the server's live channel (--live-media), "
+        "arms may include webrtc",
+    )
     p.add_argument(
         "--bitrate",
         type=int,
         metavar="KBPS",
-        help="video bitrate, kbit/s (fixed mode; default 3000)",
+        help="video bitrate, kbit/s (fixed mode, default 3000; live mode, default 2500: a "
+        "rendition of the live media)",
+    )
+    p.add_argument(
+        "--latency",
+        type=int,
+        metavar="MS",
+        help="live mode: the player's target latency, ms (default 1000)",
+    )
+    p.add_argument(
+        "--live-media",
+        metavar="DIR",
+        help="live mode: the live channel's media (default media/live, made by the bootstrap)",
     )
     p.add_argument(
         "--buffer",
@@ -151,7 +169,8 @@ def design_from_args(args: argparse.Namespace) -> Design:
     if not args.scenario:
         raise UserError("--scenario is required (see `pccstream emulate scenarios`)")
     arms = parse_arms(args.arms)
-    bitrate = args.bitrate if args.bitrate is not None else (3000 if args.mode == "fixed" else None)
+    default_bitrate = {"fixed": 3000, "live": 2500}.get(args.mode)
+    bitrate = args.bitrate if args.bitrate is not None else default_bitrate
     scenario, params = resolve_scenario(
         args.scenario, _parse_kv(args.scenario_param, "--scenario-param"), bitrate, args.viewers
     )
@@ -162,7 +181,9 @@ def design_from_args(args: argparse.Namespace) -> Design:
             raise UserError(f"--ladder {args.ladder!r}: expected kbit/s like 1000,3000") from None
     else:
         ladder = default_ladder(args.mode, bitrate)
-    if args.mode == "fixed" and bitrate not in ladder:
+    if args.mode != "live" and args.latency is not None:
+        raise UserError("--latency is for --mode live only")
+    if args.mode in ("fixed", "live") and bitrate not in ladder:
         raise UserError(f"--bitrate {bitrate}: not in the ladder {list(ladder)}")
     return Design(
         arms=tuple(arm.label for arm in arms),
@@ -171,11 +192,12 @@ def design_from_args(args: argparse.Namespace) -> Design:
         runs=args.runs,
         duration_s=args.duration,
         mode=args.mode,
-        bitrate_kbps=bitrate if args.mode == "fixed" else None,
+        bitrate_kbps=bitrate if args.mode in ("fixed", "live") else None,
         buffer_s=args.buffer,
         viewers=args.viewers,
         seed=args.seed,
         ladder=ladder,
+        target_latency_ms=args.latency if args.mode == "live" else None,
     )
 
 
@@ -240,6 +262,23 @@ def find_or_make_media(design: Design, explicit: str | None) -> Path:
     return out
 
 
+def find_live_media(design: Design, explicit: str | None) -> Path:
+    """`--live-media`, else media/live: a live-capable directory with the design's bitrate."""
+    media = Path(explicit) if explicit else REPO / "media" / "live"
+    flag = "--live-media" if explicit else "media/live"
+    if not (media / "manifest.json").is_file():
+        raise UserError(f"{flag} {media}: no manifest.json (./infra/bootstrap.sh makes media/live)")
+    from pccstream.server.live import LiveChannel
+
+    channel = LiveChannel.open(media)  # UserError naming what does not suit live delivery
+    have = [r.bitrate_bps // 1000 for r in channel.renditions]
+    if design.bitrate_kbps not in have:
+        raise UserError(
+            f"--bitrate {design.bitrate_kbps}: {media} has live renditions {have} kbit/s"
+        )
+    return media
+
+
 def _latest_unfinished(store: Store) -> Design:
     for row in reversed(store.experiments()):
         design = Design.from_dict(json.loads(row["design_json"]))
@@ -266,11 +305,16 @@ def _ab(args: argparse.Namespace) -> int:
             design = _latest_unfinished(store)
         else:
             design = design_from_args(args)
-        media = find_or_make_media(design, args.media)
+        if design.mode == "live":
+            media = find_live_media(design, args.live_media)
+        else:
+            media = find_or_make_media(design, args.media)
 
         async def main() -> None:
             runner = BrowserRunner(
-                media, keep_logs=Path(args.keep_logs) if args.keep_logs else None
+                media,
+                keep_logs=Path(args.keep_logs) if args.keep_logs else None,
+                live=design.mode == "live",
             )
             await runner.start()
             try:

@@ -183,8 +183,10 @@ def media_summary(media: Path) -> dict[str, Any]:
 class BrowserRunner:
     """The real runner: one Chromium for the experiment, fresh server/emulator per run."""
 
-    def __init__(self, media: Path, *, keep_logs: Path | None = None) -> None:
+    def __init__(self, media: Path, *, keep_logs: Path | None = None, live: bool = False) -> None:
+        """`live`: `media` is (also) the server's live channel (`--live-media`)."""
         self.media = media
+        self.live = live
         self.keep_logs = keep_logs
         self.browser = br.Browser()
         self._versions: dict[str, Any] = {}
@@ -206,7 +208,8 @@ class BrowserRunner:
         log_dir = self.keep_logs or Path(self._tmp.name)
         log_dir.mkdir(parents=True, exist_ok=True)
         log = log_dir / f"{design.experiment_id}-b{slot.block}-{slot.arm.replace(':', '_')}.log"
-        server = ServerProcess(self.media, cc=arm.cc)
+        extra = ["--live-media", str(self.media)] if self.live else []
+        server = ServerProcess(self.media, cc=arm.cc, extra_args=extra)
         emulator: EmulatorProcess | None = None
         pages: list[Any] = []
         try:

@@ -73,6 +73,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument(
         "--media", type=Path, default=REPO_ROOT / "media" / "default", help="media directory"
     )
+    parser.add_argument(
+        "--live",
+        action="store_true",
+        help="watch the live channel (player mode=live) instead of video on demand",
+    )
+    parser.add_argument(
+        "--live-media",
+        type=Path,
+        default=REPO_ROOT / "media" / "live",
+        help="the live channel's media, served when it exists (default: %(default)s)",
+    )
     parser.add_argument("--http-port", type=int, default=8080, help="HTTP port (0: any)")
     parser.add_argument("--port", type=int, default=0, help="QUIC port (default: any)")
     parser.add_argument(
@@ -132,6 +143,16 @@ def page_url(base: str, arms: list[Arm], extra: list[tuple[str, str]]) -> str:
 
 async def run_demo(args: argparse.Namespace, stop: asyncio.Event) -> None:
     names = parse_arms(args.cc, args.compare)
+    live_media: Path | None = args.live_media
+    if live_media is not None and not (live_media / "manifest.json").is_file():
+        if args.live:
+            raise UserError(
+                f"--live-media {live_media}: no manifest.json (./infra/bootstrap.sh makes it)"
+            )
+        live_media = None
+    extra = list(args.player)
+    if args.live and not any(key == "mode" for key, _ in extra):
+        extra.append(("mode", "live"))
     config = ServerConfig(
         media_dir=args.media,
         port=args.port,
@@ -142,6 +163,7 @@ async def run_demo(args: argparse.Namespace, stop: asyncio.Event) -> None:
         qlog_dir=args.qlog_dir,
         link_status_port=0,
         recordings_dir=args.recordings_dir,
+        live_media=live_media,
     )
     server = StreamingServer(config)
     arms = [Arm(name) for name in names]
@@ -159,7 +181,7 @@ async def run_demo(args: argparse.Namespace, stop: asyncio.Event) -> None:
                     status_to=status_to,
                 )
                 arm.emulator_port = await arm.emulator.start()
-        url = page_url(server.page_url, arms, list(args.player))
+        url = page_url(server.page_url, arms, extra)
         info: dict[str, Any] = {
             **server.ready_info(),
             "url": url,
@@ -170,6 +192,8 @@ async def run_demo(args: argparse.Namespace, stop: asyncio.Event) -> None:
         if args.ready_file is not None:
             args.ready_file.write_text(json.dumps(info))
         what = "compare " + " vs ".join(names) if len(arms) > 1 else names[0]
+        if args.live:
+            what += " (live)"
         print(f"pccstream demo: {what}, scenario {args.scenario} (seed {args.seed})", flush=True)
         print(f"pccstream demo: open {url}", flush=True)
         print(
