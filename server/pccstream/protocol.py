@@ -220,3 +220,11 @@ def decode_chunks(buffer: bytearray) -> list[tuple[int, int, bytes]]:
         out.append((first, frames, bytes(buffer[_CHUNK_HEADER.size : end])))
         del buffer[:end]
     return out
+
+
+def decode_last_chunks(buffer: bytearray) -> list[tuple[int, int, bytes]]:
+    """`decode_chunks` for a stream that has ended: leftover bytes mean a truncated chunk."""
+    chunks = decode_chunks(buffer)
+    if buffer:
+        raise ValueError(f"group stream ended inside a chunk ({len(buffer)} bytes left over)")
+    return chunks

@@ -73,3 +73,31 @@ def test_oversized_telemetry_frame_is_refused() -> None:
     buffer = bytearray((protocol.MAX_TELEMETRY_FRAME + 1).to_bytes(4, "big"))
     with pytest.raises(ValueError, match="over"):
         protocol.decode_telemetry_frames(buffer)
+
+
+@pytest.mark.parametrize("vector", VECTORS.get("live_groups", []), ids=lambda v: v["name"])
+def test_live_group_vectors(vector: dict[str, Any]) -> None:
+    decoded = vector["decoded"]
+    header = protocol.LiveGroupHeader(decoded["rendition"], decoded["group"], decoded["capture_us"])
+    chunks = [
+        (c["first_frame"], c["frame_count"], bytes.fromhex(c["hex"])) for c in decoded["chunks"]
+    ]
+    encoded = protocol.encode_group_header(header) + b"".join(
+        protocol.encode_chunk(first, count, data) for first, count, data in chunks
+    )
+    assert encoded.hex() == vector["hex"]
+    data = bytes.fromhex(vector["hex"])
+    assert data[0] == decoded["stream_type"] == protocol.UniStreamType.LIVE_GROUP
+    assert data[1] == decoded["version"]
+    assert protocol.decode_group_header(data) == header
+    rest = bytearray(data[protocol.GROUP_HEADER_BYTES :])
+    assert protocol.decode_chunks(rest) == chunks
+    assert rest == b""
+
+
+@pytest.mark.parametrize("vector", VECTORS.get("invalid_live_groups", []), ids=lambda v: v["name"])
+def test_invalid_live_group_vectors(vector: dict[str, Any]) -> None:
+    data = bytes.fromhex(vector["hex"])
+    with pytest.raises(ValueError, match=vector["error"]):
+        protocol.decode_group_header(data)
+        protocol.decode_last_chunks(bytearray(data[protocol.GROUP_HEADER_BYTES :]))
