@@ -15,18 +15,20 @@ fingerprint() { cat "$@" 2>/dev/null | sha256sum | cut -d' ' -f1; }
 is_fresh() { [[ -f "$STAMPS/$1" && "$(cat "$STAMPS/$1")" == "$2" ]]; }
 mark_fresh() { printf '%s' "$2" >"$STAMPS/$1"; }
 
-# 1. System packages (Debian): the browser, ffmpeg and a font for burned-in text.
+# 1. System packages (Debian): the browser, ffmpeg, a font for burned-in text, coturn.
 missing=()
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v ffmpeg >/dev/null 2>&1 || missing+=(ffmpeg)
 [[ -f /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf ]] || missing+=(fonts-dejavu-core)
+# coturn: the local TURN relay of the WebRTC arm (docs/webrtc.md); pccstream runs its own.
+command -v turnserver >/dev/null 2>&1 || [[ -x /usr/bin/turnserver ]] || missing+=(coturn)
 if ((${#missing[@]})); then
   step "installing system packages: ${missing[*]}"
   if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; else SUDO=; fi
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 else
-  step "system packages present (chromium, ffmpeg, fonts)"
+  step "system packages present (chromium, ffmpeg, fonts, coturn)"
 fi
 
 # 2. Python virtual environment with the package installed editable.

@@ -16,6 +16,9 @@ export default defineConfig({
       input: {
         main: fileURLToPath(new URL('./index.html', import.meta.url)),
         compare: fileURLToPath(new URL('./compare.html', import.meta.url)),
+        // The WebRTC reference arm (docs/webrtc.md).
+        webrtcSend: fileURLToPath(new URL('./webrtc-send.html', import.meta.url)),
+        webrtcRecv: fileURLToPath(new URL('./webrtc-recv.html', import.meta.url)),
       },
     },
   },

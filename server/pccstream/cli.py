@@ -23,6 +23,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "pccstream.bench.cli",
     "pccstream.ab.cli",
     "pccstream.demo.cli",
+    "pccstream.webrtc.cli",
 )
 
 

@@ -9,6 +9,10 @@ import { TelemetryLog } from './transport/telemetry';
 import { MetricsPanel } from './ui/panel';
 import { PLAYER_VERSION } from './version';
 import { Player, browserDeps } from './watch/player';
+import { LatencyTracker } from './latency/latency';
+import { watchFrameCodes } from './latency/watch';
+import { LivePlayer, liveBrowserDeps, vodLiveMetrics } from './watch/live';
+import type { Mode } from './params';
 
 const PANEL_INTERVAL_MS = 250;
 
@@ -28,7 +32,10 @@ const dashboardToggle = element('#dashboard-toggle', HTMLButtonElement);
 const qlogLink = element('#qlog-link', HTMLAnchorElement);
 
 const telemetry = new TelemetryLog();
-let player: Player | null = null;
+let player: Player | LivePlayer | null = null;
+let playerMode: Mode = 'abr';
+/** mode=live: glass-to-glass latency from the frame codes (its clock comes with LIVE_INFO). */
+const latencyTracker = new LatencyTracker();
 let session: Session | null = null;
 let config: ServerConfig | null = null;
 let errorText: string | null = null;
@@ -58,6 +65,10 @@ const sampler = new MetricsSampler(video, {
   renditionAt: (t) => player?.renditionAt(t) ?? null,
   segments: () => player?.segments ?? [],
   error: () => errorText,
+  live: () =>
+    player instanceof LivePlayer
+      ? player.metrics(latencyTracker.snapshot(), video.playbackRate)
+      : vodLiveMetrics(playerMode, video.playbackRate),
 });
 
 const dashboardParsed = parseDashboardParams(window.location.search);
@@ -129,6 +140,7 @@ async function startReplay(url: string): Promise<void> {
 
 async function start(): Promise<void> {
   const { params, errors: playerErrors, warnings } = parseParams(window.location.search);
+  playerMode = params.mode;
   const errors = [...playerErrors, ...dashboardParsed.errors];
   if (warnings.length > 0) {
     warningsEl.textContent = warnings.join('\n');
@@ -212,8 +224,22 @@ async function start(): Promise<void> {
       }
     },
   };
-  player = new Player(session, video, params, hooks, browserDeps(video));
-  await player.run();
+  if (params.mode === 'live') {
+    const liveHooks = {
+      ...hooks,
+      liveInfo: (_info: unknown, clock: Parameters<LatencyTracker['setClock']>[0]): void => {
+        latencyTracker.setClock(clock);
+        if (typeof video.requestVideoFrameCallback === 'function') watchFrameCodes(video, latencyTracker);
+      },
+    };
+    const live = new LivePlayer(session, video, params, liveHooks, liveBrowserDeps(video));
+    player = live;
+    await live.run();
+    return;
+  }
+  const vod = new Player(session, video, params, hooks, browserDeps(video));
+  player = vod;
+  await vod.run();
 }
 
 function updatePanel(): void {

@@ -45,12 +45,38 @@ describe('parseParams', () => {
     ]);
   });
 
+  it('reads mode=live and its parameters; keep goes to the session as live.keep_ms', () => {
+    let parsed = parseParams('?mode=live');
+    expect(parsed.errors).toEqual([]);
+    expect(parsed.params.mode).toBe('live');
+    expect(parsed.params.live).toEqual({ targetLatencyMs: 1000, keepMs: null, rendition: null });
+    expect(parsed.params.forwarded).toEqual([]);
+    parsed = parseParams('?cc=bbr&mode=live&latency=2500&keep=750&rendition=1500k&buffer=3');
+    expect(parsed.errors).toEqual([]);
+    expect(parsed.params.live).toEqual({ targetLatencyMs: 2500, keepMs: 750, rendition: '1500k' });
+    expect(parsed.params.forwarded).toEqual([['cc', 'bbr'], ['live.keep_ms', '750']]);
+    expect(parsed.warnings.join()).toMatch(/buffer does not apply to mode=live/);
+    parsed = parseParams('?mode=live&bitrate=800');
+    expect(parsed.errors).toEqual([]);
+    expect(parsed.params.bitrateKbps).toBe(800);
+  });
+
   it('means mode=fixed when only bitrate is given', () => {
     expect(parseParams('?bitrate=800').params.mode).toBe('fixed');
   });
 
   it.each([
-    ['?mode=live', /reserved/],
+    ['?mode=live&latency=0', /latency: expected the target latency in ms/],
+    ['?mode=live&latency=abc', /latency/],
+    ['?mode=live&latency=70000', /latency/],
+    ['?mode=live&keep=-1', /keep: expected whole milliseconds/],
+    ['?mode=live&keep=1.5', /keep/],
+    ['?mode=live&keep=60001', /keep/],
+    ['?mode=live&rendition=', /rendition: empty/],
+    ['?mode=live&rendition=1&bitrate=800', /rendition or bitrate, not both/],
+    ['?latency=500', /latency only applies to mode=live/],
+    ['?mode=fixed&bitrate=800&keep=100', /keep only applies to mode=live/],
+    ['?mode=abr&rendition=0', /rendition only applies to mode=live/],
     ['?mode=bogus', /unknown mode/],
     ['?mode=fixed', /needs bitrate/],
     ['?mode=abr&bitrate=100', /only applies to mode=fixed/],

@@ -3,7 +3,17 @@
  * parameters and every problem found, and the page shows the problems.
  */
 
-export type Mode = 'fixed' | 'abr';
+export type Mode = 'fixed' | 'abr' | 'live';
+
+/** mode=live only (see web/README.md, "Live"). */
+export interface LiveParams {
+  /** `latency`: target latency behind the live edge, ms. */
+  targetLatencyMs: number;
+  /** `keep`: forwarded as the session parameter `live.keep_ms` (null: the server's default). */
+  keepMs: number | null;
+  /** `rendition`: a live rendition id or index (null: by `bitrate`, else the default rule). */
+  rendition: string | null;
+}
 
 export interface PlayerParams {
   /** WebTransport URL to dial instead of /api/config's `webtransport_url` (e.g. an emulator). */
@@ -18,10 +28,17 @@ export interface PlayerParams {
   autoplay: boolean;
   /** `cc`, `cc.*` and `test.*` parameters, in page order, forwarded to the WebTransport URL. */
   forwarded: [string, string][];
+  /** Present with mode=live. */
+  live?: LiveParams;
 }
 
 export const DEFAULT_BUFFER_S = 10;
 export const MAX_BUFFER_S = 600;
+export const DEFAULT_LIVE_LATENCY_MS = 1000;
+export const MAX_LIVE_LATENCY_MS = 60_000;
+/** `live.keep_ms` bounds (shared/PROTOCOL.md). */
+export const MAX_LIVE_KEEP_MS = 60_000;
+const LIVE_ONLY = ['latency', 'keep', 'rendition'] as const;
 
 export interface ParsedParams {
   params: PlayerParams;
@@ -38,7 +55,7 @@ export function isForwardedParam(name: string): boolean {
 
 // `dashboard`, `replay`, `origin`, `window`: the dashboard's (src/dashboard/index.ts);
 // `telemetry` (json | deflate, default deflate): the telemetry stream's encoding.
-const KNOWN = new Set(['server', 'certHash', 'mode', 'bitrate', 'buffer', 'autoplay', 'dashboard', 'replay', 'origin', 'window', 'compact', 'telemetry']);
+const KNOWN = new Set(['server', 'certHash', 'mode', 'bitrate', 'buffer', 'autoplay', ...LIVE_ONLY, 'dashboard', 'replay', 'origin', 'window', 'compact', 'telemetry']);
 
 /** Parse a hex SHA-256 (64 hex digits; ':' and whitespace separators allowed). */
 export function parseSha256Hex(text: string): Uint8Array | null {
@@ -115,15 +132,22 @@ export function parseParams(search: string | URLSearchParams): ParsedParams {
   } else if (mode === 'fixed' || mode === 'abr') {
     params.mode = mode;
   } else if (mode === 'live') {
-    errors.push('mode=live is reserved and not implemented yet');
+    params.mode = 'live';
+    params.live = parseLiveParams(query, errors);
+    const keep = params.live.keepMs;
+    if (keep !== null) params.forwarded.push(['live.keep_ms', String(keep)]);
+    if (bitrate !== null && query.get('rendition') !== null) errors.push('give rendition or bitrate, not both');
   } else {
-    errors.push(`mode: unknown mode ${JSON.stringify(mode)} (expected fixed or abr)`);
+    errors.push(`mode: unknown mode ${JSON.stringify(mode)} (expected fixed, abr or live)`);
+  }
+  if (params.mode !== 'live') {
+    for (const name of LIVE_ONLY) if (query.get(name) !== null) errors.push(`${name} only applies to mode=live`);
   }
   if (params.mode === 'fixed' && bitrate === null && mode === 'fixed') {
     errors.push('mode=fixed needs bitrate=KBPS');
   }
   if (params.mode === 'abr' && bitrate !== null && mode === 'abr') {
-    errors.push('bitrate only applies to mode=fixed');
+    errors.push('bitrate only applies to mode=fixed or mode=live');
   }
 
   const buffer = query.get('buffer');
@@ -136,6 +160,8 @@ export function parseParams(search: string | URLSearchParams): ParsedParams {
     }
   }
 
+  if (params.mode === 'live' && buffer !== null) warnings.push('buffer does not apply to mode=live (its buffer is set by latency) and is ignored');
+
   const autoplay = query.get('autoplay');
   if (autoplay !== null) {
     if (autoplay === '1' || autoplay === 'true') params.autoplay = true;
@@ -144,6 +170,34 @@ export function parseParams(search: string | URLSearchParams): ParsedParams {
   }
 
   return { params, errors, warnings };
+}
+
+function parseLiveParams(query: URLSearchParams, errors: string[]): LiveParams {
+  const live: LiveParams = { targetLatencyMs: DEFAULT_LIVE_LATENCY_MS, keepMs: null, rendition: null };
+  const latency = query.get('latency');
+  if (latency !== null) {
+    const value = parsePositiveNumber(latency);
+    if (value === null || value > MAX_LIVE_LATENCY_MS) {
+      errors.push(`latency: expected the target latency in ms, in (0, ${MAX_LIVE_LATENCY_MS}], got ${JSON.stringify(latency)}`);
+    } else {
+      live.targetLatencyMs = value;
+    }
+  }
+  const keep = query.get('keep');
+  if (keep !== null) {
+    const value = /^\d+$/.test(keep.trim()) ? Number(keep) : NaN;
+    if (!(value >= 0 && value <= MAX_LIVE_KEEP_MS)) {
+      errors.push(`keep: expected whole milliseconds in [0, ${MAX_LIVE_KEEP_MS}], got ${JSON.stringify(keep)}`);
+    } else {
+      live.keepMs = value;
+    }
+  }
+  const rendition = query.get('rendition');
+  if (rendition !== null) {
+    if (rendition.trim() === '') errors.push('rendition: empty (expected a live rendition id or index)');
+    else live.rendition = rendition.trim();
+  }
+  return live;
 }
 
 /** The WebTransport URL: `base` plus the forwarded parameters (appended after any already there). */

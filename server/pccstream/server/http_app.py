@@ -13,14 +13,30 @@ import mimetypes
 import socket
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, cast
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 ConfigProvider = Callable[[], dict[str, Any]]
 SessionsProvider = Callable[[], list[dict[str, Any]]]
+
+# Request bodies (POST) larger than this are refused with 413 before they are read.
+MAX_BODY_BYTES = 65536
+
+
+@dataclass(frozen=True)
+class RouteReply:
+    status: HTTPStatus
+    content_type: str
+    body: bytes
+
+
+# A dynamic route under a URL prefix: (method, path after the prefix, query, body) -> reply.
+# It runs on the request's own thread, so it may block (long polls), never on the QUIC loop.
+Route = Callable[[str, str, dict[str, str], bytes | None], RouteReply]
 
 mimetypes.add_type("text/javascript", ".js")
 mimetypes.add_type("application/wasm", ".wasm")
@@ -37,6 +53,7 @@ class _Server(ThreadingHTTPServer):
         config: ConfigProvider,
         sessions: SessionsProvider | None = None,
         directories: dict[str, Path] | None = None,
+        routes: dict[str, Route] | None = None,
     ) -> None:
         self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
         self.web_root = web_root.resolve()
@@ -44,6 +61,7 @@ class _Server(ThreadingHTTPServer):
         self.sessions_provider = sessions
         # URL prefix ("/qlog/") -> directory served read-only, flat (no sub-directories).
         self.directories = {prefix: d.resolve() for prefix, d in (directories or {}).items()}
+        self.routes = dict(routes or {})
         super().__init__(address, _Handler)
 
 
@@ -70,11 +88,44 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.dumps(self._app.sessions_provider()).encode()
             self._send(HTTPStatus.OK, "application/json", body)
             return
+        if self._dispatch(path, None):
+            return
         for prefix, directory in self._app.directories.items():
             if path.startswith(prefix):
                 self._send_from(directory, path[len(prefix) :], path)
                 return
         self._send_static(path)
+
+    def do_POST(self) -> None:  # noqa: N802 - stdlib naming
+        path = unquote(urlsplit(self.path).path)
+        if not any(path.startswith(prefix) for prefix in self._app.routes):
+            self._send(HTTPStatus.METHOD_NOT_ALLOWED, "text/plain", b"POST not allowed here\n")
+            return
+        length = self.headers.get("Content-Length")
+        if length is None or not length.isdigit():
+            self._send(HTTPStatus.LENGTH_REQUIRED, "text/plain", b"Content-Length required\n")
+            return
+        if int(length) > MAX_BODY_BYTES:
+            self.close_connection = True  # the unread body must not be parsed as a request
+            message = f"request body of {length} bytes exceeds {MAX_BODY_BYTES}\n"
+            self._send(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "text/plain", message.encode())
+            return
+        self._dispatch(path, self.rfile.read(int(length)))
+
+    def do_DELETE(self) -> None:  # noqa: N802 - stdlib naming
+        path = unquote(urlsplit(self.path).path)
+        if not self._dispatch(path, b""):
+            self._send(HTTPStatus.METHOD_NOT_ALLOWED, "text/plain", b"DELETE not allowed here\n")
+
+    def _dispatch(self, path: str, body: bytes | None) -> bool:
+        """Answer from the route whose prefix `path` starts with; False if none matches."""
+        for prefix, route in self._app.routes.items():
+            if path.startswith(prefix):
+                query = dict(parse_qsl(urlsplit(self.path).query))
+                reply = route(self.command, path[len(prefix) :], query, body)
+                self._send(reply.status, reply.content_type, reply.body)
+                return True
+        return False
 
     def _send_from(self, directory: Path, name: str, path: str) -> None:
         if name == "":
@@ -135,13 +186,16 @@ class WebAppServer:
         *,
         sessions: SessionsProvider | None = None,
         directories: dict[str, Path] | None = None,
+        routes: dict[str, Route] | None = None,
     ) -> None:
-        self._servers = [_Server(("127.0.0.1", port), web_root, config, sessions, directories)]
+        self._servers = [
+            _Server(("127.0.0.1", port), web_root, config, sessions, directories, routes)
+        ]
         self.port = self._servers[0].server_address[1]
         # No IPv6 loopback here is fine: 127.0.0.1 is the address the server prints.
         with contextlib.suppress(OSError):
             self._servers.append(
-                _Server(("::1", self.port), web_root, config, sessions, directories)
+                _Server(("::1", self.port), web_root, config, sessions, directories, routes)
             )
         self._threads: list[threading.Thread] = []
 

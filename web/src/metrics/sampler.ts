@@ -1,6 +1,6 @@
 import { bufferAhead, toRanges } from '../media/ranges';
 import { PlaybackMetrics, type PlaybackSample } from './playback';
-import type { Metrics, SegmentRecord } from './types';
+import type { LiveMetrics, Metrics, SegmentRecord } from './types';
 
 /** Sampling period: well under the 50 ms the definitions require. */
 export const SAMPLE_INTERVAL_MS = 25;
@@ -11,6 +11,8 @@ export interface PlaybackSource {
   renditionAt(t: number): { rendition: number; bitrateBps: number } | null;
   segments(): SegmentRecord[];
   error(): string | null;
+  /** Live fields (LiveMetrics); in VOD modes `mode` with nulls. */
+  live(): LiveMetrics;
 }
 
 /**
@@ -73,6 +75,7 @@ export class MetricsSampler {
       playSeconds: p.playSeconds,
       meanBitrateKbps: p.meanBitrateKbps,
       bitrateSwitches: p.bitrateSwitches,
+      ...this.source.live(),
       segments: this.source.segments().map((s) => ({ ...s })),
       ended: p.ended,
       error,

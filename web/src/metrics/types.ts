@@ -32,8 +32,39 @@ export type PlayerState =
   | 'ended'
   | 'error';
 
+/**
+ * Live-mode fields of the metrics (web/README.md, "Live"). In VOD modes every field but `mode`
+ * and `playbackRate` is null.
+ */
+export interface LiveMetrics {
+  mode: 'fixed' | 'abr' | 'live';
+  targetLatencyMs: number | null;
+  /** Glass-to-glass latency (burned-in capture time → shown), over the frames shown, ms. */
+  latencyP50Ms: number | null;
+  latencyP95Ms: number | null;
+  latencyMeanMs: number | null;
+  latencyMaxMs: number | null;
+  latencyLastMs: number | null;
+  /** The playhead's lag behind the live edge now: now − epoch − currentTime, ms. */
+  mediaLatencyMs: number | null;
+  /** Frames never shown between two shown ones (gaps in the frame codes). */
+  framesSkipped: number | null;
+  /** Frames shown whose code was read. */
+  framesShown: number | null;
+  /** Frames shown whose code could not be read (not in the latency figures). */
+  framesUnreadable: number | null;
+  /** LIVE_GROUP streams received. */
+  groupsReceived: number | null;
+  /** Groups of the subscription not played to the end: reset by the server, abandoned, or skipped over. */
+  groupsDropped: number | null;
+  /** Seeks forward by the player: skips to lower the latency, and jumps over gaps. */
+  liveSeeks: number | null;
+  /** video.playbackRate now. */
+  playbackRate: number;
+}
+
 /** `window.pccstream.metrics()`: JSON-serialisable; definitions in web/README.md. */
-export interface Metrics extends Omit<PlaybackSnapshot, 'state'> {
+export interface Metrics extends Omit<PlaybackSnapshot, 'state'>, LiveMetrics {
   segments: SegmentRecord[];
   error: string | null;
   state: PlayerState;

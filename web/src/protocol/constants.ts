@@ -10,6 +10,12 @@ export const Kind = {
   MANIFEST: 1,
   INIT: 2,
   SEGMENT: 3,
+  /** Live channel (shared/PROTOCOL.md "Live"): its clock and renditions (JSON). */
+  LIVE_INFO: 4,
+  /** Init segment of a live rendition. */
+  LIVE_INIT: 5,
+  /** Subscribe to the live channel from a group (or LIVE_EDGE); JSON answer. */
+  SUBSCRIBE: 6,
 } as const;
 export type KindName = keyof typeof Kind;
 export type KindCode = (typeof Kind)[KindName];
@@ -31,7 +37,20 @@ export const UniStreamType = {
   TELEMETRY: 1,
   /** The same frames through one raw-deflate stream (session parameter `telemetry=deflate`). */
   TELEMETRY_DEFLATE: 2,
+  /** One group (GOP) of the live channel: header, then chunks as they are produced. */
+  LIVE_GROUP: 3,
 } as const;
+
+/** SUBSCRIBE's segment field for "the group being produced now". */
+export const LIVE_EDGE = 0xffffffff;
+/** LIVE_GROUP header after the stream-type byte: version, reserved, u16 rendition, u32 group, u64 capture µs. */
+export const LIVE_GROUP_HEADER_BYTES = 16;
+/** Before each chunk: u32 length, u16 first frame, u16 frame count. */
+export const LIVE_CHUNK_HEADER_BYTES = 8;
+/** A chunk longer than this is refused (a corrupt length would otherwise buffer without bound). */
+export const MAX_LIVE_CHUNK = 16 * 1024 * 1024;
+/** WebTransport application error code of a LIVE_GROUP stream the server reset: superseded. */
+export const LIVE_SUPERSEDED = 1;
 
 const KIND_NAMES = new Map<number, KindName>(
   (Object.entries(Kind) as [KindName, number][]).map(([name, code]) => [code, name]),

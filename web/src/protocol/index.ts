@@ -4,3 +4,4 @@ export * from './hex';
 export * from './request';
 export * from './response';
 export * from './telemetry';
+export * from './live';

@@ -1,6 +1,7 @@
 import { encodeRequest, type KindName } from '../protocol';
 import { readResponse, type Response } from './response';
 import { TelemetryLog } from './telemetry';
+import { LiveGroupInbox, routeUniStream } from './unistreams';
 
 export class TransportError extends Error {
   constructor(message: string) {
@@ -27,6 +28,8 @@ function describe(error: unknown): string {
  */
 export class Session {
   readonly telemetry: TelemetryLog;
+  /** LIVE_GROUP streams of the live channel, for the live player (src/watch/live.ts). */
+  readonly liveGroups = new LiveGroupInbox();
   /** Set when the session closes or fails (null while it is up). */
   closedReason: string | null = null;
   private readonly pending = new Set<Promise<unknown>>();
@@ -83,7 +86,10 @@ export class Session {
       for (;;) {
         const { value, done } = await reader.read();
         if (done) return;
-        const job = this.telemetry.readUniStream(value as ReadableStream<Uint8Array>).catch((error: unknown) => {
+        const job = routeUniStream(value as ReadableStream<Uint8Array>, {
+          telemetry: (stream) => this.telemetry.readUniStream(stream),
+          liveGroups: this.liveGroups,
+        }).catch((error: unknown) => {
           this.telemetry.warnings.push(`telemetry stream: ${describe(error)}`);
         });
         this.pending.add(job);

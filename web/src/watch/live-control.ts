@@ -1,0 +1,130 @@
+/**
+ * Live latency control, pure: where to start, when to seek forward (skip) or over a gap, and
+ * the playback rate that holds the playhead `target` behind the live edge. All times are media
+ * seconds; the live edge is (now − epoch) / 1000, the media time of a frame captured now.
+ *
+ * Latency here is the playhead's: liveEdge − currentTime (what the viewer sees lags capture by
+ * that much). The glass-to-glass figures in the metrics come from the burned-in frame codes.
+ */
+
+import { bufferAhead, type Range } from '../media/ranges';
+
+/** The constants (documented in web/README.md, "Live"). */
+export const LIVE_CONTROL = {
+  /** Latency above target + this: play faster (catch up). */
+  CATCHUP_BAND_S: 0.15,
+  /** Latency below target − this: play slower. */
+  SLOW_BAND_S: 0.15,
+  /** Catch-up rate: 1 + GAIN × (latency − target), clamped to [MIN_CATCHUP_RATE, MAX_RATE]. */
+  CATCHUP_GAIN: 0.25,
+  MIN_CATCHUP_RATE: 1.02,
+  MAX_RATE: 1.1,
+  /** Rate while latency is below the band. */
+  SLOW_RATE: 0.95,
+  /** No catch-up with less than this buffered ahead (it would only stall sooner). */
+  CATCHUP_MIN_AHEAD_S: 0.3,
+  /** Latency above target + this: seek forward (skip). */
+  SKIP_S: 1.0,
+  /** A skip must cut the latency by at least this much. */
+  MIN_SKIP_GAIN_S: 0.25,
+  /** A skip lands at least this far before the end of the buffered data (when it can). */
+  SEEK_MARGIN_S: 0.3,
+  /** With less than this ahead in the current range and a later range: jump the gap (= the stall threshold). */
+  GAP_AHEAD_S: 0.1,
+  /**
+   * Start once this much is buffered ahead of the start position: min(this, target / 2).
+   * Joining at the live edge, liveEdge − target is usually before the first group's start; the
+   * player then waits for this much of it (latency ≈ this at the start; the slow rate lets it
+   * grow to the target).
+   */
+  START_AHEAD_S: 0.5,
+} as const;
+
+export type RateMode = 'hold' | 'catchup' | 'slow';
+
+export interface ControlInput {
+  /** Live edge, media seconds. */
+  liveEdge: number;
+  currentTime: number;
+  /** Buffered ranges, ascending. */
+  ranges: readonly Range[];
+  targetS: number;
+  /** The rate mode chosen last time (hysteresis). */
+  mode: RateMode;
+}
+
+export interface Decision {
+  /** Seek here first (null: stay). */
+  seekTo: number | null;
+  reason: 'start' | 'skip' | 'gap' | null;
+  rate: number;
+  mode: RateMode;
+}
+
+const EPS = 1e-3;
+
+/**
+ * Before playback: the start position once enough is buffered, else null. The position is
+ * liveEdge − target or, when that is not buffered, the start of the first range after it
+ * (a group start: the latency is then below target and the slow rate lets it grow).
+ */
+export function startPosition(liveEdge: number, ranges: readonly Range[], targetS: number): number | null {
+  const wanted = liveEdge - targetS;
+  const need = Math.min(LIVE_CONTROL.START_AHEAD_S, targetS / 2);
+  for (const r of ranges) {
+    if (r.end < wanted) continue;
+    const at = Math.max(wanted, r.start);
+    return r.end - at >= need ? at : null;
+  }
+  return null;
+}
+
+/**
+ * Where to skip to: the buffered position closest to liveEdge − target, kept SEEK_MARGIN_S
+ * before the end of its range when the range allows; null when none is after `currentTime`.
+ */
+export function skipPosition(liveEdge: number, currentTime: number, ranges: readonly Range[], targetS: number): number | null {
+  const wanted = liveEdge - targetS;
+  let best: number | null = null;
+  for (const r of ranges) {
+    if (r.end <= currentTime + EPS) continue;
+    const latest = Math.max(r.start, r.end - LIVE_CONTROL.SEEK_MARGIN_S);
+    const q = Math.max(Math.max(r.start, currentTime), Math.min(wanted, latest));
+    if (best === null || Math.abs(q - wanted) < Math.abs(best - wanted)) best = q;
+  }
+  return best;
+}
+
+/** One control step while playing. */
+export function control(input: ControlInput): Decision {
+  const { liveEdge, currentTime, ranges, targetS } = input;
+  const C = LIVE_CONTROL;
+  const latency = liveEdge - currentTime;
+
+  if (latency > targetS + C.SKIP_S) {
+    const q = skipPosition(liveEdge, currentTime, ranges, targetS);
+    if (q !== null && q - currentTime >= C.MIN_SKIP_GAIN_S) return { seekTo: q, reason: 'skip', rate: 1, mode: 'hold' };
+  }
+
+  const ahead = bufferAhead(ranges, currentTime);
+  if (ahead < C.GAP_AHEAD_S) {
+    const later = ranges.find((r) => r.start > currentTime + EPS);
+    if (later !== undefined) return { seekTo: later.start + EPS, reason: 'gap', rate: 1, mode: 'hold' };
+  }
+
+  const err = latency - targetS;
+  let mode: RateMode = input.mode;
+  if (mode === 'catchup' && (err <= 0 || ahead < C.CATCHUP_MIN_AHEAD_S)) mode = 'hold';
+  if (mode === 'slow' && err >= 0) mode = 'hold';
+  if (mode === 'hold') {
+    if (err > C.CATCHUP_BAND_S && ahead >= C.CATCHUP_MIN_AHEAD_S) mode = 'catchup';
+    else if (err < -C.SLOW_BAND_S) mode = 'slow';
+  }
+  const rate =
+    mode === 'catchup'
+      ? Math.min(C.MAX_RATE, Math.max(C.MIN_CATCHUP_RATE, 1 + C.CATCHUP_GAIN * err))
+      : mode === 'slow'
+        ? C.SLOW_RATE
+        : 1;
+  return { seekTo: null, reason: null, rate, mode };
+}

@@ -1,0 +1,389 @@
+import { describe, expect, it } from 'vitest';
+import type { Range } from '../media/ranges';
+import { DEFAULT_BUFFER_S, type PlayerParams } from '../params';
+import { LIVE_EDGE, encodeLiveGroup, type KindName, type LiveInfo } from '../protocol';
+import type { Response } from '../transport/response';
+import { LiveGroupInbox, type LiveGroupStream } from '../transport/unistreams';
+import { LIVE_CONTROL } from './live-control';
+import { LIVE_KEEP_BEHIND_S, LivePlayer, liveCaptureClock, type LiveBuffer, type LiveDeps } from './live';
+
+const MIME = 'video/mp4; codecs="avc1.64001f"';
+const FPS = 30;
+const F = 15; // frames per group: 0.5 s groups
+const FRAME_MS = 1000 / FPS;
+const GROUP_MS = F * FRAME_MS;
+const EPOCH_MS = 1_700_000_000_000;
+
+function info(edgeGroup: number, renditions = [1_500_000, 3_000_000, 6_000_000]): LiveInfo {
+  return {
+    epoch_us: EPOCH_MS * 1000,
+    fps: FPS,
+    fps_num: FPS,
+    fps_den: 1,
+    frames_per_group: F,
+    group_duration_us: GROUP_MS * 1000,
+    loop_groups: 40,
+    loop_frames: 40 * F,
+    live_edge_group: edgeGroup,
+    server_time_us: 0,
+    renditions: renditions.map((b) => ({ id: `${b / 1000}k`, bitrate_bps: b, width: 640, height: 360, codec: 'avc1.64001f', mime: MIME })),
+  };
+}
+
+function ok(kind: KindName, body: Uint8Array): Response {
+  return {
+    header: { status: 'OK', statusCode: 0, kind: 0, rendition: 0, segment: 0, bodyLength: body.length, serverTimeUs: 0 },
+    body: new Uint8Array(body),
+    timing: { startMs: 0, ttfbMs: 1, downloadMs: 1, transferMs: 0, bytes: body.length, throughputKbps: 0 },
+  };
+}
+
+interface OpenGroup {
+  group: number;
+  controller: ReadableStreamDefaultController<Uint8Array>;
+  sent: number;
+  closed: boolean;
+  cancelled: boolean;
+}
+
+/**
+ * A live channel on a fake clock: frame L is captured at EPOCH + L·FRAME_MS and reaches the
+ * player `delayMs` later (one chunk per frame), unless the link is down; during an outage
+ * nothing arrives, and afterwards groups superseded meanwhile are reset (as the server does
+ * when a group's data is older than `keepMs`).
+ */
+class FakeChannel {
+  nowMs = EPOCH_MS + 100 * GROUP_MS + 0.3 * GROUP_MS; // group 100, 0.3 into it
+  delayMs = 20;
+  keepMs = GROUP_MS;
+  outage: [number, number] | null = null;
+  readonly inbox = new LiveGroupInbox();
+  readonly requests: string[] = [];
+  readonly open: OpenGroup[] = [];
+  startGroup: number | null = null;
+  resets: number[] = [];
+  rendition = 1;
+  /** Groups of which only this many frames are ever sent (starved by newer groups). */
+  starve = new Map<number, number>();
+
+  constructor(readonly renditions?: number[]) {}
+
+  session = {
+    request: async (kind: KindName, rendition = 0, segment = 0): Promise<Response> => {
+      this.requests.push(`${kind} ${rendition} ${segment === LIVE_EDGE ? 'edge' : segment}`);
+      const enc = new TextEncoder();
+      if (kind === 'LIVE_INFO') return ok(kind, enc.encode(JSON.stringify(info(this.edgeGroup(), this.renditions))));
+      if (kind === 'LIVE_INIT') return ok(kind, new Uint8Array([0xff]));
+      if (kind === 'SUBSCRIBE') {
+        this.startGroup = segment === LIVE_EDGE ? this.edgeGroup() : segment;
+        this.rendition = rendition;
+        return ok(kind, enc.encode(JSON.stringify({ start_group: this.startGroup, rendition })));
+      }
+      throw new Error(`unexpected ${kind}`);
+    },
+    liveGroups: this.inbox,
+  };
+
+  edgeGroup(at = this.nowMs): number {
+    return Math.floor((at - EPOCH_MS) / GROUP_MS);
+  }
+
+  private down(): boolean {
+    return this.outage !== null && this.nowMs >= this.outage[0] && this.nowMs < this.outage[1];
+  }
+
+  /** Deliver everything due by now. */
+  publish(): void {
+    if (this.startGroup === null || this.down()) return;
+    const arrivedFrame = Math.floor((this.nowMs - this.delayMs - EPOCH_MS) / FRAME_MS); // last frame that can be here
+    const lastGroup = Math.floor(arrivedFrame / F);
+    for (let g = this.startGroup; g <= lastGroup; g++) {
+      let s = this.open.find((o) => o.group === g);
+      if (!s) {
+        // superseded before it could start (after an outage): never opened
+        if ((g + 1) * GROUP_MS + this.keepMs < this.nowMs - EPOCH_MS - this.delayMs) continue;
+        let controller!: ReadableStreamDefaultController<Uint8Array>;
+        const stream: LiveGroupStream = new ReadableStream<Uint8Array>({
+          start: (c) => void (controller = c),
+          cancel: () => {
+            const o = this.open.find((x) => x.group === g);
+            if (o) o.cancelled = true;
+          },
+        });
+        s = { group: g, controller, sent: 0, closed: false, cancelled: false };
+        this.open.push(s);
+        controller.enqueue(encodeLiveGroup({ rendition: this.rendition, group: g, captureUs: (EPOCH_MS + g * GROUP_MS) * 1000 }).subarray(1));
+        this.inbox.deliver(stream);
+      }
+      if (s.closed || s.cancelled) continue;
+      const superseded = (g + 1) * GROUP_MS + this.keepMs < this.nowMs - EPOCH_MS - this.delayMs;
+      if (superseded && s.sent < F) {
+        s.closed = true;
+        this.resets.push(g);
+        s.controller.error(Object.assign(new Error('reset'), { streamErrorCode: 1 }));
+        continue;
+      }
+      const upTo = Math.min(F, arrivedFrame - g * F + 1, this.starve.get(g) ?? F);
+      while (s.sent < upTo) {
+        const frame = s.sent;
+        const payload = new Uint8Array(6);
+        new DataView(payload.buffer).setUint32(0, g);
+        new DataView(payload.buffer).setUint16(4, frame);
+        const bytes = encodeLiveGroup({ rendition: this.rendition, group: g, captureUs: 0 }, [{ firstFrame: frame, frameCount: 1, data: payload }]);
+        s.controller.enqueue(bytes.subarray(17));
+        s.sent += 1;
+      }
+      if (s.sent === F) {
+        s.closed = true;
+        s.controller.close();
+      }
+    }
+  }
+}
+
+/** A SourceBuffer on media time: each chunk covers its frame's 1/30 s. */
+class FakeBuffer implements LiveBuffer {
+  ranges_: Range[] = [];
+  appended: string[] = [];
+  init = 0;
+  constructor(private readonly video: { currentTime: number }) {}
+  async append(data: Uint8Array<ArrayBuffer>): Promise<void> {
+    if (data.length === 1) {
+      this.init += 1;
+      return;
+    }
+    const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+    const g = view.getUint32(0);
+    const frame = view.getUint16(4);
+    this.appended.push(`${g}:${frame}`);
+    const start = (g * F + frame) / FPS;
+    this.add({ start, end: start + 1 / FPS });
+  }
+  private add(r: Range): void {
+    const all = [...this.ranges_, r].sort((a, b) => a.start - b.start);
+    const out: Range[] = [];
+    for (const x of all) {
+      const last = out[out.length - 1];
+      if (last && x.start <= last.end + 1e-6) last.end = Math.max(last.end, x.end);
+      else out.push({ ...x });
+    }
+    this.ranges_ = out;
+  }
+  ranges(): Range[] {
+    return this.ranges_.map((r) => ({ ...r }));
+  }
+  bufferAhead(): number {
+    const t = this.video.currentTime;
+    const r = this.ranges_.find((x) => t >= x.start - 1e-3 && t <= x.end + 1e-3);
+    return r ? Math.max(0, r.end - t) : 0;
+  }
+  async endOfStream(): Promise<void> {}
+  async evict(keepBehindS: number): Promise<boolean> {
+    const cut = this.video.currentTime - keepBehindS;
+    const before = JSON.stringify(this.ranges_);
+    this.ranges_ = this.ranges_.filter((r) => r.end > cut).map((r) => ({ start: Math.max(r.start, cut), end: r.end }));
+    return JSON.stringify(this.ranges_) !== before;
+  }
+}
+
+function params(live: Partial<NonNullable<PlayerParams['live']>> = {}, over: Partial<PlayerParams> = {}): PlayerParams {
+  return {
+    server: null,
+    certHash: null,
+    mode: 'live',
+    bitrateKbps: null,
+    bufferS: DEFAULT_BUFFER_S,
+    autoplay: true,
+    forwarded: [],
+    live: { targetLatencyMs: 1000, keepMs: null, rendition: null, ...live },
+    ...over,
+  };
+}
+
+const flush = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 0));
+
+/**
+ * The player against the channel on a fake clock: `advance(s)` lets the player's loop run for
+ * `s` seconds of fake time (its sleeps move the clock). The playhead advances at the playback
+ * rate while playing and media is buffered; latency is sampled every tick.
+ */
+function harness(channel: FakeChannel, p: PlayerParams = params()) {
+  const video = { currentTime: 0, playbackRate: 1 };
+  const buffer = new FakeBuffer(video);
+  let playing = false;
+  let stallMs = 0;
+  const latencies: number[] = [];
+  let stopAt = Infinity;
+  let reached: (() => void) | null = null;
+  let release: (() => void) | null = null;
+  const deps: LiveDeps = {
+    openBuffer: async () => buffer,
+    isTypeSupported: (mime) => mime === MIME,
+    now: () => channel.nowMs,
+    sleep: async (ms) => {
+      channel.nowMs += ms;
+      if (playing) {
+        const ahead = buffer.bufferAhead();
+        const step = (ms / 1000) * video.playbackRate;
+        if (ahead < 0.1) stallMs += ms;
+        video.currentTime += Math.min(step, ahead);
+        latencies.push(channel.nowMs - EPOCH_MS - video.currentTime * 1000);
+      }
+      channel.publish();
+      await flush();
+      if (channel.nowMs >= stopAt) {
+        const wake = new Promise<void>((resolve) => (release = resolve));
+        reached?.();
+        await wake;
+      }
+    },
+  };
+  const hooks = { status: () => undefined, firstMedia: () => void (playing = true) };
+  const player = new LivePlayer(channel.session, video, p, hooks, deps);
+  let running: Promise<void> | null = null;
+  return {
+    player,
+    video,
+    buffer,
+    latencies,
+    stallMs: () => stallMs,
+    /** Run for `seconds` more of fake time (the first call starts the player). */
+    advance: async (seconds: number): Promise<void> => {
+      stopAt = channel.nowMs + seconds * 1000;
+      const there = new Promise<void>((resolve) => (reached = resolve));
+      if (running === null) running = player.run();
+      else release?.();
+      await Promise.race([there, running.then(() => Promise.reject(new Error('the player returned')))]);
+    },
+  };
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)] ?? NaN;
+}
+
+describe('LivePlayer', () => {
+  it('joins at the live edge and holds the target latency without stalls', async () => {
+    const channel = new FakeChannel();
+    const h = harness(channel);
+    await h.advance(20);
+    expect(channel.requests).toEqual(['LIVE_INFO 0 0', 'LIVE_INIT 1 0', 'SUBSCRIBE 1 edge']); // 3000k: first ≥ 2.5 Mbit/s
+    expect(h.buffer.init).toBe(1);
+    // appended in order, no duplicates
+    const order = h.buffer.appended.map((s) => s.split(':').map(Number) as [number, number]).map(([g, f]) => g * F + f);
+    expect(order).toEqual([...order].sort((a, b) => a - b));
+    expect(new Set(order).size).toBe(order.length);
+    expect(h.stallMs()).toBe(0);
+    // started below target (at the group start), then slowed down to it: the last 5 s near 1 s
+    const tail = h.latencies.slice(-100);
+    expect(median(tail)).toBeGreaterThan(1000 - 1000 * LIVE_CONTROL.SLOW_BAND_S - 20);
+    expect(median(tail)).toBeLessThan(1000 + 1000 * LIVE_CONTROL.CATCHUP_BAND_S);
+    const m = h.player.metrics(null, h.video.playbackRate);
+    expect(m).toMatchObject({ mode: 'live', targetLatencyMs: 1000, groupsDropped: 0, liveSeeks: 0 });
+    expect(m.groupsReceived).toBeGreaterThanOrEqual(40);
+    expect(m.mediaLatencyMs).toBeCloseTo(h.latencies.at(-1) ?? NaN, 6);
+    // memory stays bounded: at most LIVE_KEEP_BEHIND_S (+1 s between evictions) behind
+    const first = h.buffer.ranges()[0];
+    expect(h.video.currentTime - (first?.start ?? 0)).toBeLessThanOrEqual(LIVE_KEEP_BEHIND_S + 1.1);
+  });
+
+  it('starts liveEdge − target behind when the data is there (a larger target)', async () => {
+    const channel = new FakeChannel();
+    channel.nowMs = EPOCH_MS + 100 * GROUP_MS + 0.9 * GROUP_MS; // late in group 100
+    const h = harness(channel, params({ targetLatencyMs: 300 }));
+    await h.advance(3);
+    expect(h.stallMs()).toBe(0);
+    expect(median(h.latencies)).toBeGreaterThan(250);
+    expect(median(h.latencies)).toBeLessThan(300 + 1000 * LIVE_CONTROL.CATCHUP_BAND_S);
+  });
+
+  it('skips over a group the server reset, and keeps playing', async () => {
+    const channel = new FakeChannel();
+    const h = harness(channel);
+    await h.advance(6);
+    // a 1.2 s outage: the groups superseded meanwhile are reset or never sent
+    channel.outage = [channel.nowMs, channel.nowMs + 1200];
+    await h.advance(10);
+    const m = h.player.metrics(null, 1);
+    expect(channel.resets.length).toBeGreaterThan(0);
+    expect(m.groupsDropped).toBeGreaterThanOrEqual(1);
+    expect(m.liveSeeks).toBeGreaterThanOrEqual(1);
+    // the reset group's stream was dropped; playback resumed near the target afterwards
+    const tail = h.latencies.slice(-60);
+    expect(median(tail)).toBeLessThan(1000 + 1000 * LIVE_CONTROL.CATCHUP_BAND_S + 100);
+    const order = h.buffer.appended.map((s) => s.split(':').map(Number) as [number, number]).map(([g, f]) => g * F + f);
+    expect(order).toEqual([...order].sort((a, b) => a - b));
+  });
+
+  it('gives up a starved group as soon as it stalls playback and a newer start is in', async () => {
+    const channel = new FakeChannel();
+    channel.keepMs = 10_000; // the server would not reset it for a long time
+    const h = harness(channel);
+    await h.advance(15);
+    const g = channel.edgeGroup() + 1;
+    channel.starve.set(g, 5);
+    await h.advance(5);
+    const m = h.player.metrics(null, 1);
+    expect(m.groupsDropped).toBe(1);
+    expect(h.player.seeks).toBe(1);
+    expect(h.buffer.appended).toContain(`${g}:4`);
+    expect(h.buffer.appended).not.toContain(`${g}:5`);
+    // stalled only until the next group's start was in and the gap was jumped
+    expect(h.stallMs()).toBeLessThanOrEqual(2 * 50);
+    expect(channel.open.find((o) => o.group === g)?.cancelled).toBe(true);
+  });
+
+  it('catches up by rate after a short stall, without skipping', async () => {
+    const channel = new FakeChannel();
+    channel.keepMs = 5000; // nothing is reset
+    const h = harness(channel);
+    await h.advance(20);
+    expect(h.stallMs()).toBe(0);
+    // 1.5 s without data: the ~1 s buffered ahead runs out, the playhead stalls ~0.5 s
+    channel.outage = [channel.nowMs, channel.nowMs + 1500];
+    await h.advance(1.6);
+    expect(h.stallMs()).toBeGreaterThan(300);
+    const rates: number[] = [];
+    for (let i = 0; i < 16; i++) {
+      await h.advance(0.5);
+      rates.push(h.video.playbackRate);
+    }
+    expect(Math.max(...rates)).toBeGreaterThan(1);
+    expect(h.player.metrics(null, 1).groupsDropped).toBe(0);
+    expect(h.player.seeks).toBe(0);
+    expect(median(h.latencies.slice(-20))).toBeLessThan(1000 + 1000 * LIVE_CONTROL.CATCHUP_BAND_S);
+  });
+
+  it('picks a rendition by rendition= (id or index) or bitrate=', async () => {
+    for (const [p, want] of [
+      [params({ rendition: '6000k' }), 2],
+      [params({ rendition: '0' }), 0],
+      [params({}, { bitrateKbps: 4000 }), 1],
+    ] as const) {
+      const channel = new FakeChannel();
+      const h = harness(channel, p);
+      await h.advance(0.2);
+      expect(h.player.rendition).toBe(want);
+      expect(channel.requests.at(-1)).toBe(`SUBSCRIBE ${want} edge`);
+    }
+  });
+
+  it('reports a rendition that does not exist', async () => {
+    const h = harness(new FakeChannel(), params({ rendition: 'nope' }));
+    await expect(h.advance(1)).rejects.toThrow(/rendition=nope: the live channel has no such rendition id or index; it has 1500k/);
+    const h2 = harness(new FakeChannel(), params({}, { bitrateKbps: 100 }));
+    await expect(h2.advance(1)).rejects.toThrow(/no live rendition at or below 100 kbit\/s/);
+  });
+
+  it('defaults to the top rendition when none reaches 2.5 Mbit/s', async () => {
+    const channel = new FakeChannel([300_000, 1_000_000]);
+    const h = harness(channel);
+    await h.advance(0.2);
+    expect(h.player.rendition).toBe(1);
+  });
+
+  it('gives the frame-code capture clock', () => {
+    expect(liveCaptureClock(info(0))).toEqual({ epochMs: EPOCH_MS, unitMs: 1000 / 30, periodCodes: 600, codesPerFrame: 1 });
+  });
+});
