@@ -1,6 +1,7 @@
 import './style.css';
 import { fetchConfig, type ServerConfig } from './config';
 import { DashboardController, parseDashboardParams } from './dashboard';
+import { LIVE_STALL_THRESHOLD_S } from './metrics/playback';
 import { MetricsSampler } from './metrics/sampler';
 import { parseParams, parseSha256Hex, sessionUrl } from './params';
 import { ServerError } from './transport/response';
@@ -141,6 +142,7 @@ async function startReplay(url: string): Promise<void> {
 async function start(): Promise<void> {
   const { params, errors: playerErrors, warnings } = parseParams(window.location.search);
   playerMode = params.mode;
+  if (params.mode === 'live') sampler.playback.setStallThreshold(LIVE_STALL_THRESHOLD_S);
   const errors = [...playerErrors, ...dashboardParsed.errors];
   if (warnings.length > 0) {
     warningsEl.textContent = warnings.join('\n');
@@ -155,6 +157,7 @@ async function start(): Promise<void> {
     await startReplay(dashboardParsed.params.replay);
     return;
   }
+  if (params.mode === 'live') dashboard.model.enableLatency();
   dashboard.mount();
   dashboard.startPlayerSampling({
     bufferS: () => sampler.bufferAhead(),
@@ -169,6 +172,15 @@ async function start(): Promise<void> {
       const q = video.getVideoPlaybackQuality();
       return { dropped: q.droppedVideoFrames, total: q.totalVideoFrames };
     },
+    ...(params.mode === 'live'
+      ? {
+          latency: () => {
+            // Cheap: no latency percentiles (player.metrics(null, …) gives the playhead's lag).
+            const m = player instanceof LivePlayer ? player.metrics(null, video.playbackRate) : null;
+            return { latencyMs: latencyTracker.lastMs, mediaLatencyMs: m?.mediaLatencyMs ?? null, targetLatencyMs: params.live?.targetLatencyMs ?? null };
+          },
+        }
+      : {}),
   });
 
   video.autoplay = params.autoplay;

@@ -18,6 +18,8 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
     "--autoplay-policy=no-user-gesture-required",
+    # The WebRTC arm's relay candidates on a loopback-only machine (docs/webrtc.md).
+    "--allow-loopback-in-peer-connection",
 ]
 
 

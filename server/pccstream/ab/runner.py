@@ -40,7 +40,8 @@ LINK_BIN_MS = 500
 POLL = """() => { const m = window.pccstream.metrics();
   return {t_ms: performance.now(), state: m.state, buffer_s: m.bufferSeconds,
           current_time_s: m.currentTime, stall_count: m.stallCount,
-          stall_seconds: m.stallSeconds, ended: m.ended, error: m.error}; }"""
+          stall_seconds: m.stallSeconds, ended: m.ended, error: m.error,
+          latency_ms: m.latencyLastMs ?? null}; }"""
 
 
 class RunFailed(Exception):
@@ -202,6 +203,8 @@ class BrowserRunner:
 
     async def run(self, design: Design, slot: Slot) -> dict[str, Any]:
         arm = Arm.parse(slot.arm)
+        if arm.is_webrtc:
+            return await self._run_webrtc(design, slot)
         wall_start = time.monotonic()
         load_start = os.getloadavg()
         source = source_digest()
@@ -308,3 +311,134 @@ class BrowserRunner:
         }
         record["overhead_s"] = round(time.monotonic() - wall_start - played_s, 3)
         return record
+
+    async def _run_webrtc(self, design: Design, slot: Slot) -> dict[str, Any]:
+        """The WebRTC arm: sender page → coturn → emulator (the scenario, the block's seed) →
+        receiver page; the same media, link and duration as the live arms (docs/webrtc.md)."""
+        from pccstream.webrtc.call import CallFailed, CallPages, run_call
+        from pccstream.webrtc.turn import TurnServer, turn_url
+
+        wall_start = time.monotonic()
+        load_start = os.getloadavg()
+        source = source_digest()
+        log_dir = self.keep_logs or Path(self._tmp.name)
+        log_dir.mkdir(parents=True, exist_ok=True)
+        log = log_dir / f"{design.experiment_id}-b{slot.block}-webrtc.log"
+        server = ServerProcess(self.media, extra_args=["--live-media", str(self.media)])
+        turn = TurnServer()
+        emulator: EmulatorProcess | None = None
+        try:
+            info = await server.start()
+            turn_port = await turn.start()
+            emulator = EmulatorProcess(
+                upstream=f"127.0.0.1:{turn_port}",
+                scenario=design.scenario,
+                params=design.scenario_params or None,
+                seed=slot.network_seed,
+                log=str(log),
+                realtime=True,
+            )
+            port = await emulator.start()
+            pages = CallPages(
+                page_url=info["page_url"],
+                sender_turn=turn.url,
+                receiver_turn=turn_url(port),
+                bitrate_bps=(design.bitrate_kbps or 2500) * 1000,
+            )
+            setup_s = time.monotonic() - wall_start
+            play_start = time.monotonic()
+            try:
+                call = await run_call(self.browser, pages, design.duration_s)
+            except CallFailed as exc:
+                raise RunFailed(f"webrtc (block {slot.block}): {exc}") from None
+            played_s = time.monotonic() - play_start
+            server_cpu_s = server.cpu_seconds()
+        finally:
+            teardown_start = time.monotonic()
+            if emulator is not None:
+                await emulator.close()
+            await turn.close()
+            await server.close()
+            teardown_s = time.monotonic() - teardown_start
+        analysis_start = time.monotonic()
+        viewer = webrtc_viewer(call["receiver"])
+        try:
+            parsed = parse_log(log)
+        except UserError as exc:
+            raise RunFailed(str(exc)) from None
+        down = parsed.dirs.get("d") or DirectionLog()
+        link = analyze(parsed)
+        if not self.keep_logs:
+            log.unlink(missing_ok=True)
+        down_link = link.get("down", {})
+        record: dict[str, Any] = {
+            **summarize_viewers([viewer]),
+            "capacity_mbps": down_link.get("capacity_mbps"),
+            "throughput_mbps": down_link.get("throughput_mbps"),
+            "utilization": down_link.get("utilization"),
+            "p95_queue_delay_ms": down_link.get("p95_queue_delay_ms"),
+            "p95_signal_delay_ms": down_link.get("p95_signal_delay_ms"),
+            "loss_rate": down_link.get("loss_rate"),
+            "server_cpu_s": round(server_cpu_s, 3),
+            "viewers": [viewer],
+            "link": link,
+            "series": {"player": [webrtc_series(call)], "link": link_series(down)},
+            "telemetry": None,
+            "config": {
+                "design": design.to_dict(),
+                "experiment_id": design.experiment_id,
+                "slot": {"index": slot.index, "block": slot.block, "position": slot.position},
+                "arm": {"cc": "webrtc", "params": {}},
+                "network_seed": slot.network_seed,
+                "webrtc": {"sender": call["sender"], "sender_url": pages.sender_url(),
+                           "receiver_url": pages.receiver_url()},
+                "scenario": load_scenario(design.scenario, design.scenario_params).summary(),
+                "media": media_summary(self.media),
+                "log": str(log) if self.keep_logs else None,
+                "setup_s": round(setup_s, 3),
+                "played_s": round(played_s, 3),
+                "teardown_s": round(teardown_s, 3),
+                "analysis_s": round(time.monotonic() - analysis_start, 3),
+                "loadavg_start": [round(x, 2) for x in load_start],
+                "loadavg_end": [round(x, 2) for x in os.getloadavg()],
+                "cpus": os.cpu_count(),
+            },
+            "versions": {**self._versions, "web": None, "source_sha256": source},
+        }
+        record["overhead_s"] = round(time.monotonic() - wall_start - played_s, 3)
+        return record
+
+
+def webrtc_viewer(receiver: dict[str, Any]) -> dict[str, Any]:
+    """The WebRTC receiver's metrics in the player's vocabulary: freezes are stalls (freeze
+    ratio = buffering ratio), the mean bitrate is bytes received over play time."""
+    viewer = dict(receiver)
+    play_s = receiver.get("playSeconds") or 0
+    if play_s > 0 and receiver.get("bytesReceived"):
+        viewer["meanBitrateKbps"] = receiver["bytesReceived"] * 8 / play_s / 1000
+    viewer.setdefault("ended", False)
+    viewer.setdefault("bitrateSwitches", None)
+    return viewer
+
+
+def webrtc_series(call: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per-second receiver samples as player points: a second with freeze time is 'stalled';
+    the jitter buffer stands in for the player's buffer."""
+    out: list[dict[str, Any]] = []
+    start = call.get("playing_at_s")
+    last_freeze = 0.0
+    for sample in call.get("samples") or []:
+        freeze = float(sample.get("freeze_s") or 0.0)
+        t_s = (sample["t_ms"] / 1000 - start) if start else len(out)
+        out.append({
+            "t_s": round(t_s, 3),
+            "state": "stalled" if freeze > last_freeze else "playing",
+            "buffer_s": (sample.get("jitter_buffer_ms") or 0) / 1000,
+            "latency_ms": sample.get("latency_last_ms"),
+            "receive_bps": sample.get("receive_bps"),
+            "target_bps": (sample.get("sender") or {}).get("target_bps"),
+            "width": sample.get("width"),
+            "fps": sample.get("fps"),
+        })
+        last_freeze = freeze
+    return out

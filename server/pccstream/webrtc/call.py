@@ -97,7 +97,8 @@ class WebrtcBrowser:
         self._playwright = await async_playwright().start()
         try:
             self.browser = await self._playwright.chromium.launch(
-                executable_path=path, headless=True, args=[*CHROMIUM_ARGS, *WEBRTC_ARGS]
+                executable_path=path, headless=True,
+                args=list(dict.fromkeys([*CHROMIUM_ARGS, *WEBRTC_ARGS])),
             )
         except Exception as exc:  # Playwright raises its own Error types
             await self.close()

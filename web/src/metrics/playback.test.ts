@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PlaybackMetrics, type PlaybackSample } from './playback';
+import { LIVE_STALL_THRESHOLD_S, PlaybackMetrics, type PlaybackSample } from './playback';
 
 /**
  * A fake player: a clock in ms, a playhead that advances while playing, a buffer that
@@ -232,5 +232,17 @@ describe('PlaybackMetrics and seeks', () => {
     m.sample({ ...base, t: 200, currentTime: 5 });
     m.sample({ ...base, t: 300, currentTime: 5.1 });
     expect(m.snapshot().playSeconds).toBeCloseTo(0.2, 6);
+  });
+});
+
+describe('live stall threshold', () => {
+  it('counts a low-latency buffer of 60 ms as playing, not stalled', () => {
+    const vod = new PlaybackMetrics();
+    const live = new PlaybackMetrics();
+    live.setStallThreshold(LIVE_STALL_THRESHOLD_S);
+    const s = { t: 0, currentTime: 0, bufferAhead: 0.06, ended: false, paused: false, eos: false, rendition: 0, bitrateBps: 1 };
+    expect(vod.isStalled(s)).toBe(true);
+    expect(live.isStalled(s)).toBe(false);
+    expect(live.isStalled({ ...s, bufferAhead: 0.02 })).toBe(true);
   });
 });

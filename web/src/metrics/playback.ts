@@ -27,6 +27,13 @@
  */
 
 export const STALL_THRESHOLD_S = 0.1;
+/**
+ * Live mode: stalled when less than one frame (1/30 s) is buffered ahead. A low-latency live
+ * player holds only ~target − network delay ahead (e.g. 0.1 s at a 150 ms target), so the
+ * VOD threshold would count smooth playback as stalled; less than a frame ahead means the
+ * picture freezes on the next frame.
+ */
+export const LIVE_STALL_THRESHOLD_S = 1 / 30;
 
 export interface PlaybackSample {
   /** Page clock, ms. */
@@ -81,7 +88,12 @@ export class PlaybackMetrics {
   private lastState: PlaybackSnapshot['state'] = 'loading';
   private seekPending = false;
 
-  constructor(private readonly stallThresholdS = STALL_THRESHOLD_S) {}
+  constructor(private stallThresholdS = STALL_THRESHOLD_S) {}
+
+  /** Change the stall threshold (live mode), before playback starts. */
+  setStallThreshold(seconds: number): void {
+    this.stallThresholdS = seconds;
+  }
 
   /** The play request (page start with autoplay). Later calls are ignored. */
   startRequested(tMs: number): void {

@@ -89,3 +89,16 @@ describe('control', () => {
     expect(control({ ...base, currentTime: 96.5, liveEdge: 98.4, ranges }).seekTo).toBeNull();
   });
 });
+
+describe('low targets', () => {
+  it('scale the catch-up and slow bands with the target', () => {
+    // 100 ms target: band = 25 ms, so 60 ms late with 60 ms ahead is already catch-up
+    const late = control({ liveEdge: 100, currentTime: 99.84, ranges: [{ start: 99, end: 99.9 }], targetS: 0.1, mode: 'hold' });
+    expect(late.mode).toBe('catchup');
+    expect(late.rate).toBeGreaterThan(1);
+    const early = control({ liveEdge: 100, currentTime: 99.95, ranges: [{ start: 99, end: 99.99 }], targetS: 0.1, mode: 'hold' });
+    expect(early.mode).toBe('slow');
+    // a 1 s target keeps the 150 ms bands
+    expect(control({ ...base, currentTime: 98.9, ranges: [{ start: 95, end: 99.95 }] }).mode).toBe('hold');
+  });
+});

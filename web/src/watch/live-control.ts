@@ -40,6 +40,16 @@ export const LIVE_CONTROL = {
   START_AHEAD_S: 0.5,
 } as const;
 
+/**
+ * The bands and the catch-up buffer floor scale down with low targets (a 150 ms target cannot
+ * tolerate ±150 ms): at most this fraction of the target.
+ */
+export const BAND_FRACTION_OF_TARGET = 0.25;
+
+function scaled(limit: number, targetS: number): number {
+  return Math.min(limit, BAND_FRACTION_OF_TARGET * targetS);
+}
+
 export type RateMode = 'hold' | 'catchup' | 'slow';
 
 export interface ControlInput {
@@ -107,18 +117,21 @@ export function control(input: ControlInput): Decision {
   }
 
   const ahead = bufferAhead(ranges, currentTime);
-  if (ahead < C.GAP_AHEAD_S) {
+  const catchupBand = scaled(C.CATCHUP_BAND_S, targetS);
+  const slowBand = scaled(C.SLOW_BAND_S, targetS);
+  const catchupAhead = Math.min(C.CATCHUP_MIN_AHEAD_S, 2 * catchupBand);
+  if (ahead < Math.min(C.GAP_AHEAD_S, targetS / 2)) {
     const later = ranges.find((r) => r.start > currentTime + EPS);
     if (later !== undefined) return { seekTo: later.start + EPS, reason: 'gap', rate: 1, mode: 'hold' };
   }
 
   const err = latency - targetS;
   let mode: RateMode = input.mode;
-  if (mode === 'catchup' && (err <= 0 || ahead < C.CATCHUP_MIN_AHEAD_S)) mode = 'hold';
+  if (mode === 'catchup' && (err <= 0 || ahead < catchupAhead)) mode = 'hold';
   if (mode === 'slow' && err >= 0) mode = 'hold';
   if (mode === 'hold') {
-    if (err > C.CATCHUP_BAND_S && ahead >= C.CATCHUP_MIN_AHEAD_S) mode = 'catchup';
-    else if (err < -C.SLOW_BAND_S) mode = 'slow';
+    if (err > catchupBand && ahead >= catchupAhead) mode = 'catchup';
+    else if (err < -slowBand) mode = 'slow';
   }
   const rate =
     mode === 'catchup'
