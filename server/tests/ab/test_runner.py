@@ -51,3 +51,31 @@ def test_link_series_bins_the_log():
     assert series["throughput_mbps"] == [pytest.approx(0.016), pytest.approx(0.032)]
     assert series["queue_delay_ms"] == [10.0, 30.0]
     assert link_series(DirectionLog())["t_s"] == []
+
+
+def test_webrtc_receiver_metrics_read_as_a_viewer():
+    from pccstream.ab.runner import webrtc_series, webrtc_viewer
+
+    viewer = webrtc_viewer({"bufferingRatio": 0.02, "playSeconds": 10.0, "bytesReceived": 3_125_000,
+                            "latencyP95Ms": 90.0, "framesSkipped": 4, "error": None})
+    assert viewer["meanBitrateKbps"] == pytest.approx(2500.0)
+    summary = summarize_viewers([viewer])
+    assert summary["latency_p95_ms"] == 90.0 and summary["frames_skipped"] == 4
+    assert summary["buffering_ratio"] == 0.02 and summary["ended"] == 0
+    call = {"playing_at_s": 1000.0, "samples": [
+        {"t_ms": 1_001_000, "freeze_s": 0, "jitter_buffer_ms": 20, "sender": {"target_bps": 1}},
+        {"t_ms": 1_002_000, "freeze_s": 0.4, "jitter_buffer_ms": 30, "sender": {}},
+        {"t_ms": 1_003_000, "freeze_s": 0.4, "jitter_buffer_ms": 25},
+    ]}
+    points = webrtc_series(call)
+    assert [p["t_s"] for p in points] == [1.0, 2.0, 3.0]
+    assert [p["state"] for p in points] == ["playing", "stalled", "playing"]
+    assert points[0]["buffer_s"] == 0.02 and points[0]["target_bps"] == 1
+
+
+def test_live_player_query_asks_for_the_target_latency():
+    design = Design(arms=("vivace", "webrtc"), scenario="x", mode="live", bitrate_kbps=2500,
+                    target_latency_ms=100)
+    query = dict(parse_qsl(player_query(design, Arm("vivace"), 4433)))
+    assert query["mode"] == "live" and query["latency"] == "100" and query["bitrate"] == "2500"
+    assert "buffer" not in query
