@@ -13,7 +13,8 @@ export interface DemoInfo {
   certificate_sha256: string;
   scenario: string;
   seed: number;
-  arms: Array<{ cc: string; emulator_port: number | null }>;
+  /** A `webrtc` arm also has coturn's port and its signalling room (the receiver page adds a suffix). */
+  arms: Array<{ cc: string; emulator_port: number | null; turn_port?: number; room?: string }>;
 }
 
 export interface RunningDemo {

@@ -5,6 +5,10 @@ import './style.css';
  * query string of a player page, e.g. `cc=vivace&server=https://127.0.0.1:5555/stream`).
  * Both get the same `origin` (this page's load time, epoch ms), so their dashboards share one
  * time axis; a zoom in one side is mirrored to the other.
+ *
+ * A side whose query has `mode=webrtc` is the WebRTC arm: its page is the WebRTC receiver
+ * (webrtc-recv.html, which embeds its sender when the query has `sender=`, as `pccstream demo`
+ * gives it) with its own dashboard on the same axis.
  */
 
 const statusEl = document.querySelector('#compare-status') as HTMLElement;
@@ -27,13 +31,15 @@ for (const name of ['a', 'b'] as const) {
   if (!params.has('compact')) params.set('compact', '1');
   const column = document.createElement('section');
   column.className = 'compare-side';
+  const webrtc = params.get('mode') === 'webrtc';
   const title = document.createElement('h2');
-  title.textContent = `${name.toUpperCase()}: ${params.get('cc') ?? 'server default'}`;
+  const what = webrtc ? 'webrtc (libwebrtc: GCC, jitter buffer)' : (params.get('cc') ?? 'server default');
+  title.textContent = `${name.toUpperCase()}: ${what}${params.get('mode') === 'live' ? ' (live)' : ''}`;
   const frame = document.createElement('iframe');
   frame.title = `session ${name.toUpperCase()}`;
   frame.name = `side-${name}`;
   frame.allow = 'autoplay';
-  frame.src = `./index.html?${params.toString()}`;
+  frame.src = `./${webrtc ? 'webrtc-recv.html' : 'index.html'}?${params.toString()}`;
   column.append(title, frame);
   root.appendChild(column);
   sides.push({ name, frame });

@@ -131,7 +131,10 @@ def paired_table(
         f"{baseline} / arm − 1 [95 % CI]",
     ]
     rows = []
-    for metric in METRICS[:6]:
+    # Live designs: glass-to-glass latency is the point of the comparison.
+    latency = [m for m in METRICS if m.column.startswith("latency_")
+               and any(v is not None for v in view.values(baseline, m.column))]
+    for metric in [*METRICS[:6], *latency]:
         base = view.by_block(baseline, metric.column)
         for arm in view.arms[1:]:
             other = view.by_block(arm, metric.column)

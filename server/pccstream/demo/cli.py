@@ -5,6 +5,11 @@ dashboard, through an emulator running the scenario. Compare view: `--compare vi
 → two sessions side by side, each through its own emulator instance with the same scenario
 and seed, time axes aligned. Every emulator publishes its link status to the server, so the
 dashboards draw the true capacity and queue.
+
+The arm `webrtc` (`--cc webrtc`, `--compare vivace,webrtc`) is the WebRTC reference arm
+(docs/webrtc.md): the demo starts coturn and an emulator in front of it (same scenario and
+seed), and the arm's page is the WebRTC receiver, which embeds its sender page and draws its
+getStats series. It is live, so the other arm of a comparison watches the live channel.
 """
 
 from __future__ import annotations
@@ -31,9 +36,12 @@ from pccstream.server.app import (
     default_web_root,
     peak_rss_mib,
 )
+from pccstream.webrtc.turn import TurnServer, turn_url
 
 DEFAULT_SCENARIO = "video-rttflap"
 DEFAULT_SEED = 1
+# The WebRTC reference arm's name in --cc/--compare (not a congestion controller: libwebrtc's GCC).
+WEBRTC_ARM = "webrtc"
 
 
 def _param(text: str) -> tuple[str, str]:
@@ -51,9 +59,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "then print ONE URL: the player with its live dashboard, or with --compare two "
         "sessions side by side. Runs until Ctrl-C.",
     )
-    parser.add_argument("--cc", default="vivace", help="controller of the single view")
     parser.add_argument(
-        "--compare", metavar="A,B", help="compare two controllers side by side, e.g. vivace,cubic"
+        "--cc",
+        default="vivace",
+        help=f"controller of the single view ('{WEBRTC_ARM}': the WebRTC reference arm)",
+    )
+    parser.add_argument(
+        "--compare",
+        metavar="A,B",
+        help="compare two controllers side by side, e.g. vivace,cubic; "
+        f"'{WEBRTC_ARM}' as one of them compares with a WebRTC call (the other arm then "
+        "plays live)",
     )
     parser.add_argument(
         "--scenario",
@@ -117,47 +133,101 @@ class Arm:
     cc: str
     emulator: EmulatorProcess | None = None
     emulator_port: int | None = None
+    # The webrtc arm: coturn (the sender's TURN server; the receiver's is the emulator) and the
+    # signalling room (the receiver page makes it unique per page load).
+    turn: TurnServer | None = None
+    turn_port: int | None = None
+    room: str = "demo"
+
+    @property
+    def webrtc(self) -> bool:
+        return self.cc == WEBRTC_ARM
 
     def player_query(self, extra: list[tuple[str, str]]) -> str:
+        if self.webrtc:
+            return self.webrtc_query(extra)
         query: list[tuple[str, str]] = [("cc", self.cc)]
         if self.emulator_port is not None:
             query.append(("server", f"https://127.0.0.1:{self.emulator_port}/stream"))
         return urlencode(query + extra)
+
+    def webrtc_query(self, extra: list[tuple[str, str]]) -> str:
+        """The receiver page's query (web/README.md, "WebRTC arm"): its TURN server is the
+        emulator (coturn itself without one); `sender` is the query of the sender page it
+        embeds (coturn directly). The player's `bitrate` (kbit/s) caps the sender likewise."""
+        assert self.turn_port is not None
+        port = self.emulator_port if self.emulator_port is not None else self.turn_port
+        sender = [("turn", turn_url(self.turn_port))]
+        sender += [("bitrate", str(int(v) * 1000)) for k, v in extra if k == "bitrate"]
+        query = [("mode", WEBRTC_ARM), ("room", self.room), ("turn", turn_url(port))]
+        return urlencode([*query, ("sender", urlencode(sender))])
 
 
 def parse_arms(cc: str, compare: str | None) -> list[str]:
     names = [cc] if compare is None else [n.strip() for n in compare.split(",")]
     if compare is not None and (len(names) != 2 or not all(names)):
         raise UserError(f"--compare {compare!r}: expected two controllers, e.g. vivace,cubic")
+    if names.count(WEBRTC_ARM) > 1:
+        raise UserError(
+            f"--compare {compare!r}: one {WEBRTC_ARM} arm at most; compare it with a "
+            "controller, e.g. vivace,webrtc"
+        )
     for name in names:
-        create_controller(name, {})  # UserError naming an unknown controller
+        if name != WEBRTC_ARM:
+            create_controller(name, {})  # UserError naming an unknown controller
     return names
+
+
+def player_extra(
+    names: list[str], live: bool, player: list[tuple[str, str]]
+) -> list[tuple[str, str]]:
+    """The WebTransport arms' extra player parameters; a webrtc arm makes the other one live."""
+    extra = list(player)
+    modes = [value for key, value in extra if key == "mode"]
+    if WEBRTC_ARM in names:
+        if len(names) == 1 and extra and any(key != "bitrate" for key, _ in extra):
+            keys = ", ".join(sorted({key for key, _ in extra if key != "bitrate"}))
+            raise UserError(
+                f"--player {keys}: the {WEBRTC_ARM} arm takes no player parameters "
+                "(only bitrate=KBPS, which caps its sender)"
+            )
+        if any(mode != "live" for mode in modes):
+            raise UserError(
+                f"--player mode={modes[0]}: the {WEBRTC_ARM} arm is live, so the arm it is "
+                "compared with must be too (drop --player mode=...)"
+            )
+    if (live or WEBRTC_ARM in names) and not modes:
+        extra.append(("mode", "live"))
+    return extra
 
 
 def page_url(base: str, arms: list[Arm], extra: list[tuple[str, str]]) -> str:
     if len(arms) == 1:
-        return f"{base}?{arms[0].player_query(extra)}"
+        page = "webrtc-recv.html" if arms[0].webrtc else ""
+        return f"{base}{page}?{arms[0].player_query(extra)}"
     query = urlencode([("a", arms[0].player_query(extra)), ("b", arms[1].player_query(extra))])
     return f"{base}compare.html?{query}"
 
 
 async def run_demo(args: argparse.Namespace, stop: asyncio.Event) -> None:
     names = parse_arms(args.cc, args.compare)
+    webrtc = WEBRTC_ARM in names
+    live = bool(args.live) or webrtc
+    extra = player_extra(names, live, args.player)
     live_media: Path | None = args.live_media
     if live_media is not None and not (live_media / "manifest.json").is_file():
-        if args.live:
+        if live:
+            why = f"the {WEBRTC_ARM} arm sends the live channel" if webrtc else "--live"
             raise UserError(
-                f"--live-media {live_media}: no manifest.json (./infra/bootstrap.sh makes it)"
+                f"--live-media {live_media}: no manifest.json ({why}; "
+                "./infra/bootstrap.sh makes it)"
             )
         live_media = None
-    extra = list(args.player)
-    if args.live and not any(key == "mode" for key, _ in extra):
-        extra.append(("mode", "live"))
     config = ServerConfig(
         media_dir=args.media,
         port=args.port,
         http_port=args.http_port,
-        cc=names[0],
+        cc=next((n for n in names if n != WEBRTC_ARM), "vivace"),
         web_root=args.web_root,
         state_dir=args.state_dir,
         qlog_dir=args.qlog_dir,
@@ -166,19 +236,25 @@ async def run_demo(args: argparse.Namespace, stop: asyncio.Event) -> None:
         live_media=live_media,
     )
     server = StreamingServer(config)
-    arms = [Arm(name) for name in names]
+    arms = [Arm(name, room=f"demo-{'ab'[i]}") for i, name in enumerate(names)]
     try:
         await server.start()
         assert server.link_status is not None
         status_to = f"127.0.0.1:{server.link_status.port}"
-        if args.scenario != "none":
-            for arm in arms:
+        for arm in arms:
+            upstream = f"127.0.0.1:{server.quic_port}"
+            if arm.webrtc:
+                arm.turn = TurnServer()
+                arm.turn_port = await arm.turn.start()
+                upstream = f"127.0.0.1:{arm.turn_port}"
+            if args.scenario != "none":
                 arm.emulator = EmulatorProcess(
-                    upstream=f"127.0.0.1:{server.quic_port}",
+                    upstream=upstream,
                     scenario=args.scenario,
                     params=dict(args.param),
                     seed=args.seed,
-                    status_to=status_to,
+                    # The server routes link status to WebTransport sessions only.
+                    status_to=None if arm.webrtc else status_to,
                 )
                 arm.emulator_port = await arm.emulator.start()
         url = page_url(server.page_url, arms, extra)
@@ -187,12 +263,19 @@ async def run_demo(args: argparse.Namespace, stop: asyncio.Event) -> None:
             "url": url,
             "scenario": args.scenario,
             "seed": args.seed,
-            "arms": [{"cc": a.cc, "emulator_port": a.emulator_port} for a in arms],
+            "arms": [
+                {"cc": a.cc, "emulator_port": a.emulator_port}
+                | ({"turn_port": a.turn_port, "room": a.room} if a.webrtc else {})
+                for a in arms
+            ],
         }
         if args.ready_file is not None:
             args.ready_file.write_text(json.dumps(info))
         what = "compare " + " vs ".join(names) if len(arms) > 1 else names[0]
-        if args.live:
+        if webrtc and len(arms) > 1 and not args.live:
+            other = next(n for n in names if n != WEBRTC_ARM)
+            what += f" (live: the {WEBRTC_ARM} arm implies --live for {other})"
+        elif live:
             what += " (live)"
         print(f"pccstream demo: {what}, scenario {args.scenario} (seed {args.seed})", flush=True)
         print(f"pccstream demo: open {url}", flush=True)
@@ -206,6 +289,8 @@ async def run_demo(args: argparse.Namespace, stop: asyncio.Event) -> None:
         for arm in arms:
             if arm.emulator is not None:
                 await arm.emulator.close()
+            if arm.turn is not None:
+                await arm.turn.close()
         server.close()
         print(f"pccstream demo: stopped; peak RSS {peak_rss_mib():.1f} MiB", flush=True)
 

@@ -285,6 +285,45 @@ def test_demo_urls_and_arms() -> None:
     assert "&b=cc%3Dcubic" in compare
 
 
+def test_demo_webrtc_arm() -> None:
+    from urllib.parse import parse_qs, urlsplit
+
+    from pccstream.demo.cli import Arm, page_url, parse_arms, player_extra
+
+    assert parse_arms("webrtc", None) == ["webrtc"]
+    assert parse_arms("x", "vivace,webrtc") == ["vivace", "webrtc"]
+    with pytest.raises(UserError, match="one webrtc arm at most"):
+        parse_arms("x", "webrtc,webrtc")
+    # A webrtc arm makes the other arm live; a non-live mode for it is refused.
+    assert player_extra(["vivace", "webrtc"], False, []) == [("mode", "live")]
+    assert player_extra(["vivace", "cubic"], False, []) == []
+    assert player_extra(["vivace"], True, [("latency", "500")]) == [
+        ("latency", "500"),
+        ("mode", "live"),
+    ]
+    with pytest.raises(UserError, match="mode=abr: the webrtc arm is live"):
+        player_extra(["vivace", "webrtc"], False, [("mode", "abr")])
+    with pytest.raises(UserError, match="takes no player parameters"):
+        player_extra(["webrtc"], False, [("buffer", "4")])
+
+    rtc = Arm("webrtc", None, 6000, turn_port=3478, room="demo-b")
+    extra = [("bitrate", "1200"), ("mode", "live")]
+    single = urlsplit(page_url("http://h/", [rtc], extra))
+    assert single.path == "/webrtc-recv.html"
+    q = parse_qs(single.query)
+    assert q["mode"] == ["webrtc"] and q["room"] == ["demo-b"]
+    assert q["turn"] == ["turn:127.0.0.1:6000?transport=udp"]  # the emulator
+    sender = parse_qs(q["sender"][0])
+    assert sender == {"turn": ["turn:127.0.0.1:3478?transport=udp"], "bitrate": ["1200000"]}
+    compare = urlsplit(page_url("http://h/", [Arm("vivace", None, 1), rtc], extra))
+    sides = parse_qs(compare.query)
+    assert parse_qs(sides["a"][0])["mode"] == ["live"]
+    assert parse_qs(sides["b"][0])["mode"] == ["webrtc"]
+    # Without an emulator (--scenario none) the receiver uses coturn directly.
+    direct = parse_qs(Arm("webrtc", turn_port=3478).player_query([]))
+    assert direct["turn"] == ["turn:127.0.0.1:3478?transport=udp"]
+
+
 def test_every_controller_has_a_state_for_the_timeline() -> None:
     from pccstream.cc.registry import create_controller
     from pccstream.server.webtransport import controller_state

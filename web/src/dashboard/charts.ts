@@ -1,7 +1,8 @@
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import { CHARTS, type ChartSpec, type DashboardModel, type SeriesSpec } from './model';
+import type { ChartSpec, Interval, SeriesSpec } from './model';
 import { robustRange } from './range';
+import type { SeriesTable } from './table';
 
 /** Redraw period: 90 ms, so timer slack still leaves ≥ 10 redraws a second. */
 export const RENDER_INTERVAL_MS = 90;
@@ -18,6 +19,22 @@ interface Chart {
   drawnRange: string;
 }
 
+/**
+ * What the charts draw: DashboardModel (the player's telemetry), or the WebRTC arm's model
+ * (web/src/webrtc/dashboard-model.ts). One table per chart, by chart id.
+ */
+export interface ChartModel {
+  readonly charts: readonly ChartSpec[];
+  readonly tables: Readonly<Record<string, SeriesTable>>;
+  /** Shaded in every chart (stalls, freezes), x in seconds. */
+  readonly stalls: readonly Interval[];
+  /** Names of a categorical axis' values. */
+  readonly stateNames: readonly string[];
+  /** The newest x (s): the live view follows it. */
+  readonly latestX: number;
+  readonly hello?: Record<string, unknown> | null;
+}
+
 export interface DashboardOptions {
   /** Follow the newest data (live) or show everything (replay). */
   live: boolean;
@@ -30,6 +47,8 @@ export interface DashboardOptions {
   compact?: boolean;
   /** A user zoom (range) or return to live (null), e.g. to mirror it in another view. */
   onUserRange?: (range: { min: number; max: number } | null) => void;
+  /** The bar's info text (default: the session's controller). */
+  describe?: () => string;
 }
 
 function stepped(): uPlot.Series.PathBuilder {
@@ -80,7 +99,7 @@ export class Dashboard {
 
   constructor(
     private readonly root: HTMLElement,
-    private readonly model: DashboardModel,
+    private readonly model: ChartModel,
     private readonly options: DashboardOptions,
   ) {
     this.windowS = options.windowS ?? (options.live ? 60 : 0);
@@ -119,7 +138,7 @@ export class Dashboard {
     this.grid = document.createElement('div');
     this.grid.className = 'dashboard-grid';
     root.replaceChildren(bar, this.grid);
-    for (const spec of CHARTS) this.charts.push(this.makeChart(spec));
+    for (const spec of model.charts) this.charts.push(this.makeChart(spec));
     new ResizeObserver(() => this.resize()).observe(this.grid);
   }
 
@@ -176,9 +195,15 @@ export class Dashboard {
         setScale: [(u, key) => this.onSetScale(u, key)],
       },
     };
-    const plot = new uPlot(opts, this.model.tables[spec.id as keyof typeof this.model.tables].data(), holder);
+    const plot = new uPlot(opts, this.table(spec).data(), holder);
     holder.addEventListener('dblclick', () => this.resume());
     return { spec, plot, drawnVersion: -1, drawnRange: '' };
+  }
+
+  private table(spec: ChartSpec): SeriesTable {
+    const table = this.model.tables[spec.id];
+    if (table === undefined) throw new Error(`the dashboard model has no table for chart ${spec.id}`);
+    return table;
   }
 
   private shadeStalls(u: uPlot): void {
@@ -277,7 +302,7 @@ export class Dashboard {
     this.applying = true;
     try {
       for (const c of this.charts) {
-        const table = this.model.tables[c.spec.id as keyof typeof this.model.tables];
+        const table = this.table(c.spec);
         if (!force && c.drawnVersion === table.version && c.drawnRange === key) continue;
         const dataChanged = c.drawnVersion !== table.version || force;
         // batch: one synchronous redraw, and the setScale hook fires while `applying`.
@@ -300,7 +325,7 @@ export class Dashboard {
 
   private updateInfo(): void {
     const cc = this.model.hello?.['cc'];
-    const parts = [typeof cc === 'string' ? `cc=${cc}` : 'no session yet'];
+    const parts = [this.options.describe ? this.options.describe() : typeof cc === 'string' ? `cc=${cc}` : 'no session yet'];
     if (this.paused) parts.push('paused');
     if (this.userRange) parts.push('zoomed (double-click: live)');
     this.info.textContent = parts.join(' · ');

@@ -65,6 +65,8 @@ export interface PlayerProbe {
   state(): string;
   currentTime(): number;
   quality(): { dropped: number; total: number } | null;
+  /** Live mode: the latencies (ms) recorded with every sample and drawn in the latency chart. */
+  latency?(): { latencyMs: number | null; mediaLatencyMs: number | null; targetLatencyMs: number | null };
 }
 
 export interface DashboardSnapshot {
@@ -157,6 +159,13 @@ export class DashboardController {
         dropped_frames: q?.dropped ?? null,
         total_frames: q?.total ?? null,
       };
+      const latency = probe.latency?.();
+      if (latency !== undefined) {
+        const ms = (v: number | null): number | null => (v === null ? null : Math.round(v * 10) / 10);
+        record.latency_ms = ms(latency.latencyMs);
+        record.media_latency_ms = ms(latency.mediaLatencyMs);
+        record.target_latency_ms = latency.targetLatencyMs;
+      }
       this.take(record);
     }, PLAYER_SAMPLE_MS);
   }

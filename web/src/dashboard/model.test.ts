@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CHARTS, DashboardModel, type PlayerRecord } from './model';
+import { CHARTS, DashboardModel, LATENCY_CHART, type PlayerRecord } from './model';
 import { Recording, SessionClock, parseRecording } from './recording';
 import { parseDashboardParams } from './index';
 import type { TelemetryRecord } from '../protocol/telemetry';
@@ -112,6 +112,52 @@ describe('DashboardModel', () => {
     expect(m.stateNames).toEqual(['starting', 'probing', 'moving']);
     expect(m.tables.state.columns[1]!.filter((v) => v !== null)).toEqual([0, 1, 1, 1, 1, 2, 2]);
     expect(m.tables.state.points(0)).toBe(30); // the samples' state, 10 Hz
+  });
+});
+
+describe('DashboardModel latency (mode=live)', () => {
+  const live = (t: number, latency: number | null, media: number | null): PlayerRecord => ({ ...player(t, 'playing'), latency_ms: latency, media_latency_ms: media, target_latency_ms: 1000 });
+
+  it('has no latency chart in the VOD modes', () => {
+    const m = new DashboardModel();
+    for (const r of session()) m.ingest(r);
+    expect(m.charts.map((c) => c.id)).not.toContain('latency');
+    expect(Object.keys(m.points()).some((k) => k.startsWith('latency/'))).toBe(false);
+  });
+
+  it('draws glass-to-glass, playhead and target latency after the RTT chart', () => {
+    const m = new DashboardModel();
+    m.enableLatency();
+    expect(m.charts.map((c) => c.id).slice(0, 3)).toEqual(['rate', 'rtt', 'latency']);
+    m.ingest(hello);
+    m.ingest(live(1000, null, null)); // before the first frame: the target only
+    m.ingest(live(1100, 1043.5, 1120));
+    m.ingest(live(1200, 1010, 1090));
+    const points = m.points();
+    expect(points['latency/glass-to-glass']).toBe(2);
+    expect(points['latency/playhead behind live']).toBe(2);
+    expect(points['latency/target latency']).toBe(3);
+    expect(m.tables.latency.data()).toEqual([
+      [1, 1.1, 1.2],
+      [null, 1043.5, 1010],
+      [null, 1120, 1090],
+      [1000, 1000, 1000],
+    ]);
+    expect(LATENCY_CHART.series.map((s) => s.label)).toEqual(['glass-to-glass', 'playhead behind live', 'target latency']);
+  });
+
+  it('a replayed live recording shows the latency chart with the same points', () => {
+    const rec = new Recording();
+    const original = new DashboardModel();
+    original.enableLatency();
+    for (const r of [hello, live(100, 900, 950), live(200, 905, 940)]) {
+      rec.add(r);
+      original.ingest(r);
+    }
+    const replayed = new DashboardModel();
+    for (const r of parseRecording(rec.toJsonLines({ page: 'x', playerVersion: 'y' })).records) replayed.ingest(r);
+    expect(replayed.latencyEnabled).toBe(true);
+    expect(replayed.points()).toEqual(original.points());
   });
 });
 

@@ -127,7 +127,24 @@ export const CHARTS = [
   },
 ] as const satisfies readonly ChartSpec[];
 
-export type ChartId = (typeof CHARTS)[number]['id'];
+/**
+ * Live mode only (`mode=live`, or a recording whose player records carry latencies): drawn
+ * after the RTT chart, where the WebRTC arm's latency chart sits in the compare view.
+ */
+export const LATENCY_CHART = {
+  id: 'latency',
+  title: 'Latency: glass-to-glass (last frame shown), playhead behind live, target',
+  yLabel: 'latency (ms)',
+  robust: true,
+  zero: true,
+  series: [
+    { label: 'glass-to-glass', color: '#d62728' },
+    { label: 'playhead behind live', color: '#1f77b4' },
+    { label: 'target latency', color: '#111', kind: 'step', dash: [6, 3], anchor: true },
+  ],
+} as const satisfies ChartSpec;
+
+export type ChartId = (typeof CHARTS)[number]['id'] | typeof LATENCY_CHART.id;
 
 // Points (canvas arcs) cost far more to draw than lines: only utility and the MI state are
 // drawn as points; the other MI series are lines through the MI values.
@@ -142,6 +159,10 @@ export interface PlayerRecord {
   current_time: number;
   dropped_frames: number | null;
   total_frames: number | null;
+  /** Live mode only: glass-to-glass latency of the last frame shown, the playhead's lag behind the live edge, the target (ms). */
+  latency_ms?: number | null;
+  media_latency_ms?: number | null;
+  target_latency_ms?: number | null;
   [field: string]: unknown;
 }
 
@@ -175,6 +196,7 @@ export class DashboardModel {
   private lastSample: { sent: number; lost: number } | null = null;
   private pendingProbe: PendingProbe | null = null;
   private stallOpen: Interval | null = null;
+  private latencyShown = false;
   latestX = 0;
 
   constructor(
@@ -182,8 +204,23 @@ export class DashboardModel {
     capacity = 6000,
   ) {
     const tables = {} as Record<ChartId, SeriesTable>;
-    for (const chart of CHARTS) tables[chart.id] = new SeriesTable(chart.series.length, capacity);
+    for (const chart of [...CHARTS, LATENCY_CHART]) tables[chart.id] = new SeriesTable(chart.series.length, capacity);
     this.tables = tables;
+  }
+
+  /** The charts drawn: CHARTS, plus the latency chart after RTT once latency is on. */
+  get charts(): readonly ChartSpec[] {
+    if (!this.latencyShown) return CHARTS;
+    return [...CHARTS.slice(0, 2), LATENCY_CHART, ...CHARTS.slice(2)];
+  }
+
+  /** Draw the latency chart (live mode; call before the view is mounted). */
+  enableLatency(): void {
+    this.latencyShown = true;
+  }
+
+  get latencyEnabled(): boolean {
+    return this.latencyShown;
   }
 
   get origin(): number | null {
@@ -309,6 +346,10 @@ export class DashboardModel {
   }
 
   private player(x: number, r: PlayerRecord): void {
+    if (r.latency_ms !== undefined || r.media_latency_ms !== undefined) {
+      this.latencyShown = true; // a live recording replayed
+      this.tables.latency.add(x, [num(r.latency_ms), num(r.media_latency_ms), num(r.target_latency_ms)]);
+    }
     const kbps = num(r.bitrate_kbps);
     this.tables.player.add(x, [num(r.buffer_s), kbps]);
     if (kbps !== null) this.tables.rate.add(x, [null, null, null, null, null, null, kbps / 1000]);
@@ -330,8 +371,8 @@ export class DashboardModel {
   /** Non-null points per series, keyed `chart/series label`. */
   points(): Record<string, number> {
     const out: Record<string, number> = {};
-    for (const chart of CHARTS) {
-      const table = this.tables[chart.id];
+    for (const chart of this.charts) {
+      const table = this.tables[chart.id as ChartId];
       chart.series.forEach((s, i) => (out[`${chart.id}/${s.label}`] = table.points(i)));
     }
     return out;

@@ -91,6 +91,11 @@ export class LatencyTracker {
     return latency;
   }
 
+  /** Latency of the last frame read (cheap: no percentiles), ms. */
+  get lastMs(): number | null {
+    return this.last;
+  }
+
   snapshot(): LatencySnapshot {
     const n = this.shown;
     return {

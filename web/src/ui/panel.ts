@@ -9,6 +9,23 @@ export interface PanelExtras {
 }
 
 const fmt = (x: number, digits = 2): string => (Number.isFinite(x) ? x.toFixed(digits) : '–');
+const ms = (x: number | null): string => (x === null ? '–' : `${fmt(x, 0)} ms`);
+const count = (x: number | null): string => (x === null ? '–' : String(x));
+
+/** mode=live: the latency rows (definitions in web/README.md, "Live"); none in the VOD modes. */
+export function liveRows(m: Metrics): [string, string][] {
+  if (m.mode !== 'live') return [];
+  return [
+    ['target latency', ms(m.targetLatencyMs)],
+    ['glass-to-glass: last frame', ms(m.latencyLastMs)],
+    ['glass-to-glass: p50 / p95 / max', [m.latencyP50Ms, m.latencyP95Ms, m.latencyMaxMs].map(ms).join(' / ')],
+    ['playhead behind live (mediaLatencyMs)', ms(m.mediaLatencyMs)],
+    ['frames shown / skipped / unreadable', [m.framesShown, m.framesSkipped, m.framesUnreadable].map(count).join(' / ')],
+    ['groups received / dropped', `${count(m.groupsReceived)} / ${count(m.groupsDropped)}`],
+    ['live seeks', count(m.liveSeeks)],
+    ['playbackRate', fmt(m.playbackRate, 3)],
+  ];
+}
 
 /** Plain-text metrics panel: a <table> of name/value rows, rebuilt at ~4 Hz. */
 export class MetricsPanel {
@@ -25,6 +42,7 @@ export class MetricsPanel {
       ['stallCount', String(m.stallCount)],
       ['stallSeconds', fmt(m.stallSeconds, 3)],
       ['playSeconds', fmt(m.playSeconds, 3)],
+      ...liveRows(m),
       ['meanBitrateKbps', fmt(m.meanBitrateKbps, 0)],
       ['bitrateSwitches', String(m.bitrateSwitches)],
       ['segments', String(m.segments.length)],

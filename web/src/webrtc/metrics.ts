@@ -119,6 +119,8 @@ export interface SenderMetrics {
   degradationPreference: string | null;
   /** The encoder's target (congestion control's current rate, capped). */
   targetBitrateBps: number | null;
+  /** The selected candidate pair's availableOutgoingBitrate (GCC's estimate, uncapped). */
+  availableOutgoingBitrateBps: number | null;
   /** Over the last 2 s. */
   sendBitrateBps: number | null;
   bytesSent: number;
@@ -156,6 +158,7 @@ export function senderMetrics(sample: OutboundSample | null, ctx: SenderContext)
     role: 'sender',
     ...ctx,
     targetBitrateBps: sample?.targetBitrateBps ?? null,
+    availableOutgoingBitrateBps: sample?.availableOutgoingBitrateBps ?? null,
     bytesSent: sample?.bytesSent ?? 0,
     framesEncoded: sample?.framesEncoded ?? 0,
     framesSent: sample?.framesSent ?? 0,

@@ -32,6 +32,19 @@ describe('parseReceiverParams', () => {
     expect(errors[0]).toMatch(/not a turn: URL/);
     expect(warnings).toEqual(['unknown parameter bitrate (ignored)']);
   });
+  it('takes the demo\'s embedded sender and the dashboard parameters (pccstream demo --cc webrtc)', () => {
+    const sender = encodeURIComponent(`turn=${encodeURIComponent('turn:127.0.0.1:3478?transport=udp')}&bitrate=1200000`);
+    const { params, errors, warnings } = parseReceiverParams(`?mode=webrtc&room=demo-b&${turn}&sender=${sender}&origin=1700000000000&compact=1&window=30&dashboard=1`);
+    expect(errors).toEqual([]);
+    expect(warnings).toEqual([]);
+    expect(params.sender).toBe('turn=turn%3A127.0.0.1%3A3478%3Ftransport%3Dudp&bitrate=1200000');
+    expect(parseReceiverParams(`?${turn}`).params.sender).toBeNull();
+  });
+  it('refuses another mode and a sender without its TURN URL', () => {
+    const { errors } = parseReceiverParams(`?${turn}&mode=live&sender=bitrate%3D5`);
+    expect(errors).toHaveLength(2);
+    expect(errors.join(' ')).toMatch(/mode=live: this is the WebRTC receiver.*sender: .*turn=/);
+  });
 });
 
 describe('chooseRendition', () => {

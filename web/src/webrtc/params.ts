@@ -21,6 +21,14 @@ export interface CallParams {
   iceServer: RTCIceServer;
 }
 
+export interface ReceiverParams extends CallParams {
+  /**
+   * `sender`: the query of a sender page to embed (its TURN URL etc.; the room is the
+   * receiver's). null: the sender runs elsewhere (`pccstream webrtc call`, the e2e test).
+   */
+  sender: string | null;
+}
+
 export interface SenderParams extends CallParams {
   /** RTCRtpEncodingParameters.maxBitrate, bit/s. */
   maxBitrateBps: number;
@@ -40,7 +48,9 @@ export interface Parsed<T> {
 
 const ROOM = /^[A-Za-z0-9_-]{1,64}$/;
 const COMMON = ['room', 'turn', 'turnUser', 'turnPass'];
-const SENDER_ONLY = ['bitrate', 'fps', 'rendition', 'degradation', 'codec'];
+const SENDER_ONLY = ['bitrate', 'fps', 'rendition', 'degradation', 'codec', 'compact'];
+/** The receiver's own, and the dashboard's (web/src/dashboard/index.ts, parsed there). */
+const RECEIVER_ONLY = ['mode', 'sender', 'dashboard', 'origin', 'window', 'compact'];
 
 function parseCommon(query: URLSearchParams, errors: string[]): CallParams {
   const room = query.get('room') ?? DEFAULT_ROOM;
@@ -62,13 +72,21 @@ function unknownParams(query: URLSearchParams, known: string[], warnings: string
   for (const key of new Set(query.keys())) if (!known.includes(key)) warnings.push(`unknown parameter ${key} (ignored)`);
 }
 
-export function parseReceiverParams(search: string): Parsed<CallParams> {
+export function parseReceiverParams(search: string): Parsed<ReceiverParams> {
   const query = new URLSearchParams(search);
   const errors: string[] = [];
   const warnings: string[] = [];
-  const params = parseCommon(query, errors);
-  unknownParams(query, COMMON, warnings);
-  return { params, errors, warnings };
+  const common = parseCommon(query, errors);
+  const mode = query.get('mode');
+  if (mode !== null && mode !== 'webrtc') errors.push(`mode=${mode}: this is the WebRTC receiver (mode=webrtc or none)`);
+  const sender = query.get('sender');
+  if (sender !== null) {
+    const senderQuery = new URLSearchParams(sender);
+    const turn = senderQuery.get('turn');
+    if (turn === null || !/^turns?:[^\s]+$/.test(turn)) errors.push('sender: the embedded sender\'s query needs its turn=turn:HOST:PORT?transport=udp');
+  }
+  unknownParams(query, [...COMMON, ...RECEIVER_ONLY], warnings);
+  return { params: { ...common, sender }, errors, warnings };
 }
 
 export function parseSenderParams(search: string): Parsed<SenderParams> {

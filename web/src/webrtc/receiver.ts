@@ -1,7 +1,10 @@
 import '../style.css';
+import { parseDashboardParams, type DashboardSnapshot } from '../dashboard';
 import { watchFrameCodes } from '../latency/watch';
 import { PLAYER_VERSION } from '../version';
-import { latencyWindow, receiverMetrics, type CallState, type LatencyWindow, type ReceiverMetrics } from './metrics';
+import { WebrtcDashboard } from './dashboard';
+import type { SenderFigures } from './dashboard-model';
+import { latencyWindow, receiverMetrics, type CallState, type LatencyWindow, type ReceiverMetrics, type SenderMetrics } from './metrics';
 import { parseReceiverParams } from './params';
 import { iceGatheringComplete, relayCandidates, SignallingClient, type SenderMeta } from './signalling';
 import { parseInbound, RateWindow, type InboundSample, type StatsEntry } from './stats';
@@ -11,6 +14,11 @@ import { TimedLatencyTracker } from './timed-tracker';
  * The WebRTC receiver (webrtc-recv.html): answers the room's offer, shows the remote track,
  * reads the sender's capture-time stamp from every frame shown (glass-to-glass latency) and
  * reports getStats() figures as `window.pccstream.metrics()`.
+ *
+ * With `sender=QUERY` (what `pccstream demo` gives) it embeds the sender page itself, in a
+ * small iframe beside the video, in a room of its own (`room` + a random suffix, so a reload
+ * never meets a stale offer), and its dashboard draws the sender's target bitrate and GCC
+ * estimate beside the receiver's series (web/src/webrtc/dashboard-model.ts).
  */
 
 export interface ReceiverApi {
@@ -20,14 +28,22 @@ export interface ReceiverApi {
   latencyWindow(fromMs: number, toMs: number): LatencyWindow;
   /** The raw getStats() entries of the last poll. */
   stats(): StatsEntry[];
+  /** The embedded sender's metrics (null without `sender=`, or before it runs). */
+  sender(): SenderMetrics | null;
+  /** The dashboard's state (null without a dashboard root on the page). */
+  dashboard(): DashboardSnapshot | null;
 }
 
 const STATS_INTERVAL_MS = 500;
+/** Glass-to-glass latency is sampled for the dashboard at its rate (the player's 10 Hz). */
+const LATENCY_SAMPLE_MS = 100;
 
 const statusEl = document.querySelector('#status') as HTMLElement;
 const errorEl = document.querySelector('#error') as HTMLElement;
 const warningsEl = document.querySelector('#warnings') as HTMLElement;
 const video = document.querySelector('#video') as HTMLVideoElement;
+const senderFrame = document.querySelector('#sender-frame') as HTMLIFrameElement | null;
+const dashboardRoot = document.querySelector('#dashboard') as HTMLElement | null;
 
 let state: CallState = 'loading';
 let error: string | null = null;
@@ -38,8 +54,38 @@ let lastEntries: StatsEntry[] = [];
 const receiveRate = new RateWindow();
 const tracker = new TimedLatencyTracker();
 const parsed = parseReceiverParams(window.location.search);
+const dashboardParsed = parseDashboardParams(window.location.search);
+if (dashboardParsed.params.compact) document.body.classList.add('compact');
 
 const wallNow = (): number => performance.timeOrigin + performance.now();
+
+/** An embedded sender gets a room of its own per page load. */
+const room = parsed.params.sender === null ? parsed.params.room : `${parsed.params.room.slice(0, 55)}-${Math.random().toString(36).slice(2, 9)}`;
+
+function senderMetrics(): SenderMetrics | null {
+  try {
+    const win = senderFrame?.contentWindow as unknown as { pccstream?: { metrics(): SenderMetrics } } | null | undefined;
+    return win?.pccstream?.metrics() ?? null;
+  } catch {
+    return null; // navigating
+  }
+}
+
+function senderFigures(): SenderFigures | null {
+  const m = senderMetrics();
+  return m === null ? null : { targetBitrateBps: m.targetBitrateBps, availableOutgoingBitrateBps: m.availableOutgoingBitrateBps, sendBitrateBps: m.sendBitrateBps, roundTripTimeMs: m.roundTripTimeMs };
+}
+
+const dashboard =
+  dashboardRoot === null
+    ? null
+    : new WebrtcDashboard(dashboardRoot, dashboardParsed.params, dashboardParsed.params.originMs ?? Math.round(performance.timeOrigin), () => {
+        const m = senderMetrics();
+        const parts = [`room ${room}`, state];
+        if (lastSample?.frameHeight) parts.push(`${lastSample.frameHeight}p`);
+        if (m?.targetBitrateBps != null) parts.push(`target ${(m.targetBitrateBps / 1e6).toFixed(2)} Mbit/s`);
+        return parts.join(' · ');
+      });
 
 const api: ReceiverApi = {
   version: PLAYER_VERSION,
@@ -47,6 +93,8 @@ const api: ReceiverApi = {
     receiverMetrics(lastSample, { state, error, nowMs: wallNow(), offerAtMs, firstFrameAtMs, receiveBitrateBps: receiveRate.rateBps() }, tracker.snapshot()),
   latencyWindow: (fromMs, toMs) => latencyWindow(tracker.timed, fromMs, toMs),
   stats: () => lastEntries,
+  sender: senderMetrics,
+  dashboard: () => dashboard?.snapshot() ?? null,
 };
 (window as unknown as { pccstream: ReceiverApi }).pccstream = api;
 
@@ -74,6 +122,25 @@ async function pollStats(pc: RTCPeerConnection): Promise<void> {
   lastEntries = [...report.values()] as StatsEntry[];
   lastSample = parseInbound(lastEntries);
   if (lastSample !== null) receiveRate.add(performance.now(), lastSample.bytesReceived);
+  dashboard?.model.poll({ tMs: wallNow(), inbound: lastSample, sender: senderFigures() });
+}
+
+/** Embeds the sender page (`sender=QUERY`) in this page's room; its failure is this page's. */
+function startSender(query: string): void {
+  if (senderFrame === null) throw new Error('sender=: this page has no #sender-frame');
+  const q = new URLSearchParams(query);
+  q.set('room', room);
+  q.set('compact', '1');
+  senderFrame.src = `./webrtc-send.html?${q.toString()}`;
+  senderFrame.hidden = false;
+  senderFrame.parentElement?.classList.add('webrtc-pair');
+  const check = setInterval(() => {
+    const m = senderMetrics();
+    if (m?.state === 'failed') {
+      clearInterval(check);
+      fail(`the embedded sender failed: ${m.error ?? 'no reason given'}`);
+    }
+  }, STATS_INTERVAL_MS);
 }
 
 async function main(): Promise<void> {
@@ -81,10 +148,11 @@ async function main(): Promise<void> {
     warningsEl.textContent = parsed.warnings.join('; ');
     warningsEl.hidden = false;
   }
-  if (parsed.errors.length > 0) throw new Error(parsed.errors.join('; '));
+  if (parsed.errors.length > 0 || dashboardParsed.errors.length > 0) throw new Error([...parsed.errors, ...dashboardParsed.errors].join('; '));
   const { params } = parsed;
-  const signalling = new SignallingClient(params.room);
-  setState('waiting-offer', `waiting for a sender in room ${params.room}`);
+  const signalling = new SignallingClient(room);
+  if (params.sender !== null) startSender(params.sender);
+  setState('waiting-offer', `waiting for a sender in room ${room}`);
   const offer = await signalling.waitOffer();
   offerAtMs = wallNow();
   const meta = parseMeta(offer.meta);
@@ -95,7 +163,7 @@ async function main(): Promise<void> {
     video.srcObject = event.streams[0] ?? new MediaStream([event.track]);
     video.requestVideoFrameCallback(() => {
       firstFrameAtMs ??= wallNow();
-      setState('playing', `playing ${meta.rendition} from room ${params.room}`);
+      setState('playing', `playing ${meta.rendition} from room ${room}`);
     });
     watchFrameCodes(video, tracker);
     void video.play().catch(() => undefined);
@@ -105,6 +173,7 @@ async function main(): Promise<void> {
     else if (pc.connectionState === 'closed') setState('closed', 'closed');
   });
   setInterval(() => void pollStats(pc).catch(() => undefined), STATS_INTERVAL_MS);
+  if (dashboard !== null) setInterval(() => dashboard.model.latency(wallNow(), tracker.lastMs), LATENCY_SAMPLE_MS);
 
   setState('connecting', 'answering');
   await pc.setRemoteDescription({ type: 'offer', sdp: offer.sdp });

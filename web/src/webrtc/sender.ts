@@ -39,6 +39,8 @@ let lastEntries: StatsEntry[] = [];
 const sendRate = new RateWindow();
 const parsed = parseSenderParams(window.location.search);
 const params: SenderParams = parsed.params;
+// Embedded in the receiver page (pccstream demo): a thumbnail of the source and the canvas.
+if (new URLSearchParams(window.location.search).get('compact') === '1') document.body.classList.add('compact', 'webrtc-sender');
 
 const api: SenderApi = {
   version: PLAYER_VERSION,

@@ -62,6 +62,17 @@ describe('parseOutbound', () => {
     expect(s).toMatchObject({ targetBitrateBps: 2_400_000, frameWidth: 640, qualityLimitationReason: 'bandwidth', encoderImplementation: 'libvpx', remoteFractionLost: 0.01 });
     expect(s?.qualityLimitationDurations).toEqual({ none: 3, bandwidth: 7 });
     expect(s?.remoteRoundTripTimeMs).toBeCloseTo(45, 6);
+    expect(s?.availableOutgoingBitrateBps).toBeNull();
+  });
+  it("reads GCC's estimate from the selected candidate pair", () => {
+    const s = parseOutbound([
+      { id: 'OV1', type: 'outbound-rtp', kind: 'video', targetBitrate: 1_000_000 },
+      { id: 'T01', type: 'transport', selectedCandidatePairId: 'CP1' },
+      { id: 'CP0', type: 'candidate-pair', state: 'failed', availableOutgoingBitrate: 5 },
+      { id: 'CP1', type: 'candidate-pair', state: 'succeeded', nominated: true, availableOutgoingBitrate: 1_234_567, currentRoundTripTime: 0.05 },
+    ]);
+    expect(s?.availableOutgoingBitrateBps).toBe(1_234_567);
+    expect(s?.roundTripTimeMs).toBeCloseTo(50, 6);
   });
 });
 

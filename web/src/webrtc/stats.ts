@@ -28,13 +28,18 @@ function codecOf(entries: readonly StatsEntry[], rtp: StatsEntry | undefined): s
   );
 }
 
-/** RTT of the selected candidate pair (the transport's, else the nominated succeeded one), ms. */
-export function selectedPairRttMs(entries: readonly StatsEntry[]): number | null {
+/** The selected candidate pair: the transport's, else the nominated succeeded one. */
+function selectedPair(entries: readonly StatsEntry[]): StatsEntry | undefined {
   const transport = entries.find((e) => e['type'] === 'transport' && typeof e['selectedCandidatePairId'] === 'string');
-  const pair =
+  return (
     entries.find((e) => e['type'] === 'candidate-pair' && e['id'] === transport?.['selectedCandidatePairId']) ??
-    entries.find((e) => e['type'] === 'candidate-pair' && e['nominated'] === true && e['state'] === 'succeeded');
-  const rtt = num(pair, 'currentRoundTripTime');
+    entries.find((e) => e['type'] === 'candidate-pair' && e['nominated'] === true && e['state'] === 'succeeded')
+  );
+}
+
+/** RTT of the selected candidate pair, ms. */
+export function selectedPairRttMs(entries: readonly StatsEntry[]): number | null {
+  const rtt = num(selectedPair(entries), 'currentRoundTripTime');
   return rtt === null ? null : rtt * 1000;
 }
 
@@ -103,6 +108,8 @@ export interface OutboundSample {
   remoteRoundTripTimeMs: number | null;
   remoteFractionLost: number | null;
   roundTripTimeMs: number | null;
+  /** The selected pair's availableOutgoingBitrate: the congestion controller's (GCC's) estimate. */
+  availableOutgoingBitrateBps: number | null;
 }
 
 export function parseOutbound(entries: readonly StatsEntry[]): OutboundSample | null {
@@ -129,6 +136,7 @@ export function parseOutbound(entries: readonly StatsEntry[]): OutboundSample | 
     remoteRoundTripTimeMs: rtt === null ? null : rtt * 1000,
     remoteFractionLost: num(remote, 'fractionLost'),
     roundTripTimeMs: selectedPairRttMs(entries),
+    availableOutgoingBitrateBps: num(selectedPair(entries), 'availableOutgoingBitrate'),
   };
 }
 
