@@ -75,8 +75,10 @@ _CONTROLLERS: dict[str, ControllerInfo] = {
     for info in [
         _pcc("vivace", "PCC Vivace, latency-aware utility (t=0.9, b=900, c=11.35)",
              VivaceParams, {}, _vivace),
-        _pcc("vivace-loss", "PCC Vivace, loss-only utility (b=0)",
-             VivaceParams, {"b": 0.0}, _vivace),
+        # Without the latency term the smaller step only slows the walk through random-loss
+        # noise: measured at 2 % loss, theta0 0.3 → utilization 0.838, 0.15 → 0.765.
+        _pcc("vivace-loss", "PCC Vivace, loss-only utility (b=0, theta0=0.3)",
+             VivaceParams, {"b": 0.0, "theta0": 0.3}, _vivace),
         _pcc("vivace-lte", "PCC Vivace, LTE profile: MI timeout after 2 RTTs (thesis 4.5.1)",
              VivaceParams, {"mi_timeout_rtts": 2.0}, _vivace),
         _pcc("allegro", "PCC Allegro, sigmoid loss utility (thesis 2.3)",

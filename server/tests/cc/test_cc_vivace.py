@@ -94,7 +94,7 @@ def test_gradient_and_unclipped_step() -> None:
 
 
 def test_boundary_clips_and_grows_then_shrinks() -> None:
-    v = probing_vivace(10.0)
+    v = probing_vivace(10.0, theta0=0.3)  # the step sizes below are for theta0 = 0.3
     assert feed_probes(v, 100.0, 0.0) == "increase"  # gamma = 100 per Mbit/s
     assert mbps(v.rate) == pytest.approx(10.0 * 1.05)  # omega0 = 5%
     assert v.k == 1 and v.boundary() == pytest.approx(0.15)
@@ -116,7 +116,7 @@ def test_amplifier_values() -> None:
 
 
 def test_amplifier_grows_in_one_direction_and_resets_on_change() -> None:
-    v = probing_vivace(10.0)
+    v = probing_vivace(10.0, theta0=0.3)  # steps large enough to be moves, not re-probes
     feed_probes(v, 1.0, 0.0)
     assert (v.direction, v.tau) == (1, 1)
     for expected_tau in (2, 3, 4):
@@ -224,11 +224,13 @@ def test_gradient_filter_applies_to_utility() -> None:
 def test_gradient_within_its_standard_error_counts_as_noise() -> None:
     v = Vivace()
     tag = MiTag(0, "move")
-    noisy = dataclasses.replace(result(10, tag=tag, gradient=0.15), rtt_gradient_stderr=0.1)
-    u, g = v.mi_utility(noisy)  # 0.15 < 2 x 0.1: ACK-path noise
+    noisy = dataclasses.replace(result(10, tag=tag, gradient=0.15), rtt_gradient_stderr=0.2)
+    u, g = v.mi_utility(noisy)  # 0.15 < 1 x 0.2: ACK-path noise
     assert g == 0.0 and u == pytest.approx(10**0.9)
-    clear = dataclasses.replace(noisy, rtt_gradient_stderr=0.05)
-    assert v.mi_utility(clear)[1] == 0.15  # 0.15 > 2 x 0.05: a growing queue
+    clear = dataclasses.replace(noisy, rtt_gradient_stderr=0.1)
+    assert v.mi_utility(clear)[1] == 0.15  # 0.15 > 1 x 0.1: a growing queue
+    strict = Vivace(VivaceParams(rtt_gradient_confidence=2.0))
+    assert strict.mi_utility(clear)[1] == 0.0  # 0.15 < 2 x 0.1
     off = Vivace(VivaceParams(rtt_gradient_confidence=0.0))
     assert off.mi_utility(noisy)[1] == 0.15
 
