@@ -75,16 +75,10 @@ _CONTROLLERS: dict[str, ControllerInfo] = {
     for info in [
         _pcc("vivace", "PCC Vivace, latency-aware utility (t=0.9, b=900, c=11.35)",
              VivaceParams, {}, _vivace),
-        # Without the latency term the smaller step only slows the walk through random-loss
-        # noise: measured at 2 % loss, theta0 0.3 → utilization 0.838, 0.15 → 0.765.
-        _pcc("vivace-loss", "PCC Vivace, loss-only utility (b=0, theta0=0.3)",
-             VivaceParams, {"b": 0.0, "theta0": 0.3}, _vivace),
-        # The LTE profile keeps session 1's step and noise test: after each MI-timeout halving
-        # it must climb back fast. Verizon-LTE-short, 60 s x 3: theta0 0.3 / 2 SE gave 2.30
-        # Mbit/s at 204 ms p95 signal delay; 0.15 / 1 SE gave 1.09 Mbit/s at 91 ms.
+        _pcc("vivace-loss", "PCC Vivace, loss-only utility (b=0)",
+             VivaceParams, {"b": 0.0}, _vivace),
         _pcc("vivace-lte", "PCC Vivace, LTE profile: MI timeout after 2 RTTs (thesis 4.5.1)",
-             VivaceParams,
-             {"mi_timeout_rtts": 2.0, "theta0": 0.3, "rtt_gradient_confidence": 2.0}, _vivace),
+             VivaceParams, {"mi_timeout_rtts": 2.0}, _vivace),
         _pcc("allegro", "PCC Allegro, sigmoid loss utility (thesis 2.3)",
              AllegroParams, {}, _allegro),
         _pcc("allegro-latency", "PCC Allegro, latency-aware utility (thesis 3.3)",

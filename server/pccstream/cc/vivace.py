@@ -41,9 +41,10 @@ class VivaceParams(PccParams):
                      "with a larger c settles at a smaller share (thesis 4.3.6)", lo=0.0, hi=1e6)
     epsilon: float = param(0.05, "probing step: probes send at r(1+eps) and r(1-eps)",
                            lo=0.001, hi=0.5)
-    theta0: float = param(0.15, "conversion of utility gradient (per Mbit/s) into a rate step "
-                          "(Mbit/s); tuned on the real stack (vivace-loss keeps 0.3), see "
-                          "docs/cc.md", lo=0.0001, hi=100.0)
+    theta0: float = param(0.3, "conversion of utility gradient (per Mbit/s) into a rate step "
+                          "(Mbit/s); tuned on the link model, see docs/cc.md (0.15 with "
+                          "rtt_gradient_confidence=1 trades live stalls for bulk delay)",
+                          lo=0.0001, hi=100.0)
     omega0: float = param(0.05, "initial change boundary, as a fraction of the rate",
                           lo=0.001, hi=1.0)
     delta: float = param(0.1, "change-boundary increment per consecutive clipped step",
@@ -51,7 +52,7 @@ class VivaceParams(PccParams):
     rtt_gradient_filter: float = param(
         0.01, "|dRTT/dt| below this is measurement noise and counts as 0", lo=0.0, hi=1.0)
     rtt_gradient_confidence: float = param(
-        1.0, "dRTT/dt counts only when it exceeds this many standard errors of the MI's "
+        2.0, "dRTT/dt counts only when it exceeds this many standard errors of the MI's "
         "regression slope, else it is noise and counts as 0 (0 = off; see docs/cc.md, "
         "real stack)", lo=0.0, hi=100.0)
     ss_loss_ignore: float = param(
