@@ -271,7 +271,7 @@ def find_live_media(design: Design, explicit: str | None) -> Path:
     from pccstream.server.live import LiveChannel
 
     channel = LiveChannel.open(media)  # UserError naming what does not suit live delivery
-    have = [r.bitrate_bps // 1000 for r in channel.renditions]
+    have = [r.meta.bitrate_bps // 1000 for r in channel.renditions]
     if design.bitrate_kbps not in have:
         raise UserError(
             f"--bitrate {design.bitrate_kbps}: {media} has live renditions {have} kbit/s"

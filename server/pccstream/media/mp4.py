@@ -191,3 +191,28 @@ def parse_segment(data: bytes, init: InitInfo, where: str) -> SegmentInfo:
         sample_count=count,
         starts_with_sync_sample=not first_flags & _SAMPLE_IS_NON_SYNC,
     )
+
+
+def fragments(data: bytes) -> list[tuple[int, int]]:
+    """(start, end) of each `moof` + `mdat` pair (a CMAF chunk) in a media segment; other
+    top-level boxes (styp, sidx) are skipped. Raises ValueError for a moof without its mdat."""
+    boxes = list(_boxes(data))
+    out: list[tuple[int, int]] = []
+    for i, (kind, _payload, end) in enumerate(boxes):
+        if kind != "moof":
+            continue
+        if i + 1 >= len(boxes) or boxes[i + 1][0] != "mdat":
+            raise ValueError(f"the moof ending at offset {end} is not followed by its mdat")
+        start = boxes[i - 1][2] if i else 0  # top-level boxes are contiguous
+        out.append((start, boxes[i + 1][2]))
+    return out
+
+
+def tfdt_value_offset(fragment: bytes) -> int:
+    """Offset of the first traf's tfdt baseMediaDecodeTime in a moof + mdat pair; only the
+    64-bit (version 1) form, so a value can be rewritten in place."""
+    moof = _child(fragment, ["moof"])
+    tfdt = _child(fragment, ["traf", "tfdt"], *moof)
+    if fragment[tfdt[0]] != 1:
+        raise ValueError("tfdt is version 0 (32-bit); live needs version 1")
+    return tfdt[0] + 4

@@ -27,7 +27,7 @@ from typing import Any, Protocol
 
 from pccstream.errors import UserError
 from pccstream.media.manifest import Manifest, Rendition, load_manifest
-from pccstream.media.mp4 import parse_init, parse_segment
+from pccstream.media.mp4 import InitInfo, fragments, parse_init, parse_segment, tfdt_value_offset
 
 log = logging.getLogger("pccstream.live")
 
@@ -56,27 +56,15 @@ class Chunk:
 
 @dataclass(frozen=True)
 class LiveRendition:
-    index: int
-    id: str
-    bitrate_bps: int
-    width: int
-    height: int
-    codec: str
-    mime: str
+    meta: Rendition  # the manifest's description (id, bitrate, size, codec, mime)
     init: bytes
-    timescale: int
-    # groups[s] = chunks of loop segment s; by_last_frame[s][j] = the chunk ending at frame j.
+    ticks_per_frame: int  # track timescale / fps
+    # groups[s] = the chunks of loop segment s
     groups: tuple[tuple[Chunk, ...], ...]
 
     def describe(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "bitrate_bps": self.bitrate_bps,
-            "width": self.width,
-            "height": self.height,
-            "codec": self.codec,
-            "mime": self.mime,
-        }
+        """As in the manifest, without `init` and `segments` (the LIVE_INFO body)."""
+        return {k: v for k, v in self.meta.to_json().items() if k not in ("init", "segments")}
 
 
 class ChunkSink(Protocol):
@@ -89,69 +77,21 @@ class ChunkSink(Protocol):
     def on_chunk(self, group: int, chunk_index: int, final: bool) -> None: ...
 
 
-def _top_boxes(data: bytes) -> list[tuple[str, int, int]]:
-    out = []
-    pos = 0
-    while pos + 8 <= len(data):
-        size, kind = struct.unpack_from(">I4s", data, pos)
-        if size == 1:
-            (size,) = struct.unpack_from(">Q", data, pos + 8)
-        elif size == 0:
-            size = len(data) - pos
-        if size < 8 or pos + size > len(data):
-            raise ValueError(f"box {kind!r} at offset {pos} overruns the segment")
-        out.append((kind.decode("latin-1"), pos, pos + size))
-        pos += size
-    return out
-
-
-def _find_tfdt(moof: bytes) -> int:
-    """Offset in `moof` of the first traf's tfdt baseMediaDecodeTime (version 1 only)."""
-    pos = 8
-    while pos + 8 <= len(moof):
-        size, kind = struct.unpack_from(">I4s", moof, pos)
-        if size < 8:
-            break
-        if kind == b"traf":
-            inner = pos + 8
-            while inner + 8 <= pos + size:
-                isize, ikind = struct.unpack_from(">I4s", moof, inner)
-                if isize < 8:
-                    break
-                if ikind == b"tfdt":
-                    if moof[inner + 8] != 1:
-                        raise ValueError("tfdt is version 0 (32-bit); live needs version 1")
-                    return inner + 12
-                inner += isize
-        pos += size
-    raise ValueError("moof has no traf/tfdt")
-
-
-def split_chunks(segment: bytes, init_info: Any, frames_per_group: int, where: str) -> list[Chunk]:
+def split_chunks(
+    segment: bytes, init_info: InitInfo, frames_per_group: int, where: str
+) -> list[Chunk]:
     """The segment's moof+mdat pairs as chunks, each with its frame range in the group."""
-    try:
-        boxes = _top_boxes(segment)
-    except ValueError as exc:
-        raise UserError(f"{where}: {exc}") from None
     chunks: list[Chunk] = []
     next_frame = 0
-    i = 0
-    while i < len(boxes):
-        kind, start, end = boxes[i]
-        if kind != "moof":
-            i += 1
-            continue
-        if i + 1 >= len(boxes) or boxes[i + 1][0] != "mdat":
-            raise UserError(f"{where}: a moof at offset {start} is not followed by its mdat")
-        data = segment[start : boxes[i + 1][2]]
-        info = parse_segment(data, init_info, where)
-        try:
-            tfdt = _find_tfdt(segment[start:end])
-        except ValueError as exc:
-            raise UserError(f"{where}: {exc}") from None
-        chunks.append(Chunk(next_frame, info.sample_count, data, tfdt))
-        next_frame += info.sample_count
-        i += 2
+    try:
+        spans = fragments(segment)
+        for start, end in spans:
+            data = segment[start:end]
+            info = parse_segment(data, init_info, where)
+            chunks.append(Chunk(next_frame, info.sample_count, data, tfdt_value_offset(data)))
+            next_frame += info.sample_count
+    except ValueError as exc:
+        raise UserError(f"{where}: {exc}") from None
     if not chunks:
         raise UserError(f"{where}: no moof+mdat chunk")
     if next_frame != frames_per_group:
@@ -208,16 +148,7 @@ def _load_rendition(r: Rendition, per_group: int, loop_groups: int, fps: Fractio
             raise UserError(f"{r.id} {seg.file}: does not start with a keyframe")
         groups.append(tuple(chunks))
     return LiveRendition(
-        index=r.index,
-        id=r.id,
-        bitrate_bps=r.bitrate_bps,
-        width=r.width,
-        height=r.height,
-        codec=r.codec,
-        mime=r.mime,
-        init=init,
-        timescale=info.timescale,
-        groups=tuple(groups),
+        meta=r, init=init, ticks_per_frame=int(ticks), groups=tuple(groups)
     )
 
 
@@ -302,9 +233,8 @@ class LiveChannel:
     def chunk_bytes(self, rendition: int, group: int, chunk_index: int) -> tuple[Chunk, bytes]:
         r = self.renditions[rendition]
         chunk = r.groups[group % self.loop_groups][chunk_index]
-        ticks_per_frame = int(Fraction(r.timescale) / self.fps)
         frame = group * self.frames_per_group + chunk.first_frame
-        return chunk, chunk.retimed(frame * ticks_per_frame)
+        return chunk, chunk.retimed(frame * r.ticks_per_frame)
 
     def published_chunks(self, rendition: int, group: int) -> int:
         """How many of the group's chunks (in this rendition) have been published."""

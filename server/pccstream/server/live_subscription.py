@@ -140,6 +140,7 @@ class LiveSubscription:
             first += 1
         first = max(first, self._schedule[0][0])
         self._schedule = [(g, r) for g, r in self._schedule if g < first] + [(first, rendition)]
+        self.rendition = rendition
         return first
 
     def close(self) -> None:

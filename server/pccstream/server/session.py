@@ -310,7 +310,6 @@ class ViewerSession:
             )
         if self.subscription is not None:
             start = self.subscription.switch(request.rendition)
-            self.subscription.rendition = request.rendition
         else:
             keep = self.live_keep_s if self.live_keep_s is not None else live.group_duration_s
             self.subscription = LiveSubscription(
