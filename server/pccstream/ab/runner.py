@@ -17,6 +17,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Protocol
@@ -205,12 +206,8 @@ class BrowserRunner:
         arm = Arm.parse(slot.arm)
         if arm.is_webrtc:
             return await self._run_webrtc(design, slot)
-        wall_start = time.monotonic()
-        load_start = os.getloadavg()
-        source = source_digest()
-        log_dir = self.keep_logs or Path(self._tmp.name)
-        log_dir.mkdir(parents=True, exist_ok=True)
-        log = log_dir / f"{design.experiment_id}-b{slot.block}-{slot.arm.replace(':', '_')}.log"
+        started = _RunStart.now()
+        log = self._log_path(design, slot)
         extra = ["--live-media", str(self.media)] if self.live else []
         server = ServerProcess(self.media, cc=arm.cc, extra_args=extra)
         emulator: EmulatorProcess | None = None
@@ -218,18 +215,10 @@ class BrowserRunner:
         try:
             with endpoint_priority():  # the server inherits it (see endpoint_priority)
                 info = await server.start()
-            emulator = EmulatorProcess(
-                upstream=f"127.0.0.1:{info['quic_port']}",
-                scenario=design.scenario,
-                params=design.scenario_params or None,
-                seed=slot.network_seed,
-                log=str(log),
-                # Exact link timing while browser and server load both cores (docs/emulator.md).
-                realtime=True,
-            )
+            emulator = self._emulator(design, slot, info["quic_port"], log)
             port = await emulator.start()
             url = f"{info['page_url'].split('?')[0]}?{player_query(design, arm, port)}"
-            setup_s = time.monotonic() - wall_start
+            setup_s = time.monotonic() - started.wall
             play_start = time.monotonic()
             pages = list(
                 await asyncio.gather(*(self.browser.new_page(url) for _ in range(design.viewers)))
@@ -263,53 +252,21 @@ class BrowserRunner:
         if all(v is None or (v.get("error") and not v.get("segments")) for v in viewers):
             errors = "; ".join(str(v.get("error")) for v in viewers if v)
             raise RunFailed(f"{slot.arm} (block {slot.block}): no viewer got media: {errors}")
-        try:
-            parsed = parse_log(log)
-        except UserError as exc:
-            raise RunFailed(str(exc)) from None
-        down = parsed.dirs.get("d") or DirectionLog()
-        link = analyze(parsed)
-        if not self.keep_logs:
-            log.unlink(missing_ok=True)
-        down_link = link.get("down", {})
-        series_link = link_series(down)
-        analysis_s = time.monotonic() - analysis_start
-        record: dict[str, Any] = {
-            **summarize_viewers(viewers),
-            "capacity_mbps": down_link.get("capacity_mbps"),
-            "throughput_mbps": down_link.get("throughput_mbps"),
-            "utilization": down_link.get("utilization"),
-            "p95_queue_delay_ms": down_link.get("p95_queue_delay_ms"),
-            "p95_signal_delay_ms": down_link.get("p95_signal_delay_ms"),
-            "loss_rate": down_link.get("loss_rate"),
-            "server_cpu_s": round(server_cpu_s, 3),
-            "viewers": viewers,
-            "link": link,
-            "series": {"player": series, "link": series_link},
-            "telemetry": telemetry,
-            "config": {
-                "design": design.to_dict(),
-                "experiment_id": design.experiment_id,
-                "slot": {"index": slot.index, "block": slot.block, "position": slot.position},
+        link, down = self._link(log)
+        record = self._record(
+            design, slot, started, log, viewers=viewers, link=link, down=down,
+            player_series=series, telemetry=telemetry, server_cpu_s=server_cpu_s,
+            web_version=web_version,
+            arm_config={
                 "arm": {"cc": arm.cc, "params": dict(arm.params)},
-                "network_seed": slot.network_seed,
                 "player_query": player_query(design, arm, 0).replace(
                     "127.0.0.1%3A0", "127.0.0.1%3AEMULATOR_PORT"
                 ),
-                "scenario": load_scenario(design.scenario, design.scenario_params).summary(),
-                "media": media_summary(self.media),
-                "log": str(log) if self.keep_logs else None,
-                "setup_s": round(setup_s, 3),
-                "played_s": round(played_s, 3),
-                "teardown_s": round(teardown_s, 3),
-                "analysis_s": round(analysis_s, 3),
-                "loadavg_start": [round(x, 2) for x in load_start],
-                "loadavg_end": [round(x, 2) for x in os.getloadavg()],
-                "cpus": os.cpu_count(),
             },
-            "versions": {**self._versions, "web": web_version, "source_sha256": source},
-        }
-        record["overhead_s"] = round(time.monotonic() - wall_start - played_s, 3)
+            timings={"setup_s": setup_s, "played_s": played_s, "teardown_s": teardown_s,
+                     "analysis_s": time.monotonic() - analysis_start},
+        )
+        record["overhead_s"] = round(time.monotonic() - started.wall - played_s, 3)
         return record
 
     async def _run_webrtc(self, design: Design, slot: Slot) -> dict[str, Any]:
@@ -318,26 +275,15 @@ class BrowserRunner:
         from pccstream.webrtc.call import CallFailed, CallPages, run_call
         from pccstream.webrtc.turn import TurnServer, turn_url
 
-        wall_start = time.monotonic()
-        load_start = os.getloadavg()
-        source = source_digest()
-        log_dir = self.keep_logs or Path(self._tmp.name)
-        log_dir.mkdir(parents=True, exist_ok=True)
-        log = log_dir / f"{design.experiment_id}-b{slot.block}-webrtc.log"
+        started = _RunStart.now()
+        log = self._log_path(design, slot)
         server = ServerProcess(self.media, extra_args=["--live-media", str(self.media)])
         turn = TurnServer()
         emulator: EmulatorProcess | None = None
         try:
             info = await server.start()
             turn_port = await turn.start()
-            emulator = EmulatorProcess(
-                upstream=f"127.0.0.1:{turn_port}",
-                scenario=design.scenario,
-                params=design.scenario_params or None,
-                seed=slot.network_seed,
-                log=str(log),
-                realtime=True,
-            )
+            emulator = self._emulator(design, slot, turn_port, log)
             port = await emulator.start()
             pages = CallPages(
                 page_url=info["page_url"],
@@ -345,7 +291,7 @@ class BrowserRunner:
                 receiver_turn=turn_url(port),
                 bitrate_bps=(design.bitrate_kbps or 2500) * 1000,
             )
-            setup_s = time.monotonic() - wall_start
+            setup_s = time.monotonic() - started.wall
             play_start = time.monotonic()
             try:
                 call = await run_call(self.browser, pages, design.duration_s)
@@ -362,6 +308,43 @@ class BrowserRunner:
             teardown_s = time.monotonic() - teardown_start
         analysis_start = time.monotonic()
         viewer = webrtc_viewer(call["receiver"])
+        link, down = self._link(log)
+        record = self._record(
+            design, slot, started, log, viewers=[viewer], link=link, down=down,
+            player_series=[webrtc_series(call)], telemetry=None, server_cpu_s=server_cpu_s,
+            web_version=None,
+            arm_config={
+                "arm": {"cc": "webrtc", "params": {}},
+                "webrtc": {"sender": call["sender"], "sender_url": pages.sender_url(),
+                           "receiver_url": pages.receiver_url()},
+            },
+            timings={"setup_s": setup_s, "played_s": played_s, "teardown_s": teardown_s,
+                     "analysis_s": time.monotonic() - analysis_start},
+        )
+        record["overhead_s"] = round(time.monotonic() - started.wall - played_s, 3)
+        return record
+
+    # -- shared by both kinds of run --------------------------------------------------------
+
+    def _log_path(self, design: Design, slot: Slot) -> Path:
+        log_dir = self.keep_logs or Path(self._tmp.name)
+        log_dir.mkdir(parents=True, exist_ok=True)
+        return log_dir / f"{design.experiment_id}-b{slot.block}-{slot.arm.replace(':', '_')}.log"
+
+    @staticmethod
+    def _emulator(design: Design, slot: Slot, upstream_port: int, log: Path) -> EmulatorProcess:
+        return EmulatorProcess(
+            upstream=f"127.0.0.1:{upstream_port}",
+            scenario=design.scenario,
+            params=design.scenario_params or None,
+            seed=slot.network_seed,
+            log=str(log),
+            # Exact link timing while browser and server load both cores (docs/emulator.md).
+            realtime=True,
+        )
+
+    def _link(self, log: Path) -> tuple[dict[str, Any], DirectionLog]:
+        """The emulator log's analysis and its downlink; the log is deleted unless kept."""
         try:
             parsed = parse_log(log)
         except UserError as exc:
@@ -370,43 +353,74 @@ class BrowserRunner:
         link = analyze(parsed)
         if not self.keep_logs:
             log.unlink(missing_ok=True)
+        return link, down
+
+    def _record(
+        self,
+        design: Design,
+        slot: Slot,
+        started: _RunStart,
+        log: Path,
+        *,
+        viewers: list[dict[str, Any] | None],
+        link: dict[str, Any],
+        down: DirectionLog,
+        player_series: list[list[dict[str, Any]]],
+        telemetry: list[Any] | None,
+        server_cpu_s: float,
+        web_version: str | None,
+        arm_config: dict[str, Any],
+        timings: dict[str, float],
+    ) -> dict[str, Any]:
         down_link = link.get("down", {})
-        record: dict[str, Any] = {
-            **summarize_viewers([viewer]),
-            "capacity_mbps": down_link.get("capacity_mbps"),
-            "throughput_mbps": down_link.get("throughput_mbps"),
-            "utilization": down_link.get("utilization"),
-            "p95_queue_delay_ms": down_link.get("p95_queue_delay_ms"),
-            "p95_signal_delay_ms": down_link.get("p95_signal_delay_ms"),
-            "loss_rate": down_link.get("loss_rate"),
+        return {
+            **summarize_viewers(viewers),
+            **{key: down_link.get(key) for key in _DOWNLINK_COLUMNS},
             "server_cpu_s": round(server_cpu_s, 3),
-            "viewers": [viewer],
+            "viewers": viewers,
             "link": link,
-            "series": {"player": [webrtc_series(call)], "link": link_series(down)},
-            "telemetry": None,
+            "series": {"player": player_series, "link": link_series(down)},
+            "telemetry": telemetry,
             "config": {
                 "design": design.to_dict(),
                 "experiment_id": design.experiment_id,
                 "slot": {"index": slot.index, "block": slot.block, "position": slot.position},
-                "arm": {"cc": "webrtc", "params": {}},
+                **arm_config,
                 "network_seed": slot.network_seed,
-                "webrtc": {"sender": call["sender"], "sender_url": pages.sender_url(),
-                           "receiver_url": pages.receiver_url()},
                 "scenario": load_scenario(design.scenario, design.scenario_params).summary(),
                 "media": media_summary(self.media),
                 "log": str(log) if self.keep_logs else None,
-                "setup_s": round(setup_s, 3),
-                "played_s": round(played_s, 3),
-                "teardown_s": round(teardown_s, 3),
-                "analysis_s": round(time.monotonic() - analysis_start, 3),
-                "loadavg_start": [round(x, 2) for x in load_start],
+                **{key: round(value, 3) for key, value in timings.items()},
+                "loadavg_start": [round(x, 2) for x in started.load],
                 "loadavg_end": [round(x, 2) for x in os.getloadavg()],
                 "cpus": os.cpu_count(),
             },
-            "versions": {**self._versions, "web": None, "source_sha256": source},
+            "versions": {**self._versions, "web": web_version, "source_sha256": started.source},
         }
-        record["overhead_s"] = round(time.monotonic() - wall_start - played_s, 3)
-        return record
+
+
+# The emulator log's downlink figures stored as run columns.
+_DOWNLINK_COLUMNS = (
+    "capacity_mbps",
+    "throughput_mbps",
+    "utilization",
+    "p95_queue_delay_ms",
+    "p95_signal_delay_ms",
+    "loss_rate",
+)
+
+
+@dataclass(frozen=True)
+class _RunStart:
+    """When a run began, the load then, and the server sources it ran."""
+
+    wall: float
+    load: tuple[float, float, float]
+    source: str
+
+    @classmethod
+    def now(cls) -> _RunStart:
+        return cls(time.monotonic(), os.getloadavg(), source_digest())
 
 
 def webrtc_viewer(receiver: dict[str, Any]) -> dict[str, Any]:
