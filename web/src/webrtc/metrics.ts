@@ -103,9 +103,16 @@ export function receiverMetrics(sample: InboundSample | null, clock: ReceiverClo
   };
 }
 
-export interface SenderMetrics {
+/**
+ * The sender page's `metrics()`: the page's own context and the outbound-rtp counters (with the
+ * RTT folded into `roundTripTimeMs`: the receiver's RTCP report when there is one).
+ */
+export interface SenderMetrics extends Omit<OutboundSample, 'remoteRoundTripTimeMs'>, SenderContext {
   mode: 'webrtc';
   role: 'sender';
+}
+
+export interface SenderContext {
   state: CallState;
   error: string | null;
   rendition: string | null;
@@ -117,38 +124,7 @@ export interface SenderMetrics {
   /** The configured cap (RTCRtpEncodingParameters.maxBitrate). */
   maxBitrateBps: number;
   degradationPreference: string | null;
-  /** The encoder's target (congestion control's current rate, capped). */
-  targetBitrateBps: number | null;
-  /** The selected candidate pair's availableOutgoingBitrate (GCC's estimate, uncapped). */
-  availableOutgoingBitrateBps: number | null;
   /** Over the last 2 s. */
-  sendBitrateBps: number | null;
-  bytesSent: number;
-  framesEncoded: number;
-  framesSent: number;
-  framesPerSecond: number | null;
-  frameWidth: number | null;
-  frameHeight: number | null;
-  qualityLimitationReason: string | null;
-  qualityLimitationDurations: Record<string, number> | null;
-  encoderImplementation: string | null;
-  codec: string | null;
-  nackCount: number;
-  pliCount: number;
-  retransmittedBytesSent: number;
-  roundTripTimeMs: number | null;
-  remoteFractionLost: number | null;
-}
-
-export interface SenderContext {
-  state: CallState;
-  error: string | null;
-  rendition: string | null;
-  captureWidth: number | null;
-  captureHeight: number | null;
-  framesCaptured: number;
-  maxBitrateBps: number;
-  degradationPreference: string | null;
   sendBitrateBps: number | null;
 }
 
