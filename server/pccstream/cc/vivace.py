@@ -19,10 +19,12 @@ An MI timeout halves the rate and probes afresh. Rates in Mbit/s inside the util
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 from dataclasses import dataclass
 
+from .base import SentPacket
 from .monitor_interval import MiResult
 from .params import param
 from .pcc_sender import MiTag, PccParams, PccSender, SlowStart, Verdict
@@ -65,9 +67,24 @@ class VivaceParams(PccParams):
         False, "let a falling RTT (dRTT/dt < 0) raise utility as the thesis formula does; "
         "off clamps the gradient at 0 like PCC-Uspace")
     double_check: bool = param(True, "re-run a probe pair whose higher rate saw less loss")
+    loss_confidence: float = param(
+        1.0, "two MIs compared (a probe pair, or a moving step and its reference) are "
+        "charged their pooled loss rate unless their loss rates differ by more than this "
+        "many standard errors of a difference of two proportions; random loss then costs "
+        "what it costs on average instead of deciding by which MI drew one more loss "
+        "(0 = off, the thesis)", lo=0.0, hi=100.0)
     moving: bool = param(
         True, "after a decision, keep stepping on the gradient between consecutive MIs "
         "(PCC-Uspace's DECISION_MADE state) instead of probing before every step")
+    early_reverse: bool = param(
+        True, "in the moving state, undo a step as soon as half of its MI's packets are "
+        "acked and they already show a significant RTT gradient and a worse utility, "
+        "instead of waiting for the whole MI (cf. PCC-Uspace's QUIC port, early "
+        "termination on RTT inflation)")
+    reuse_overshoot: bool = param(
+        True, "when a step is undone because its MI saw the queue grow, that MI stands in "
+        "for the higher probe of the next pair and only the lower one is sent: re-sending "
+        "at about the rate that just overshot would grow the queue again")
 
 
 class Vivace(PccSender):
@@ -82,6 +99,8 @@ class Vivace(PccSender):
         self._probe_rates: list[float] = []  # bytes/s, in send order
         self._probes_issued = 0
         self._probe_results: dict[int, tuple[MiResult, float]] = {}
+        # The higher side of the pair when it is already measured (reuse_overshoot).
+        self._known_high: tuple[MiResult, float] | None = None
         self._double_checked = False
         self._first_run: tuple[float, float] | None = None  # (u_hi, u_lo) before a re-run
         self.double_checks = 0
@@ -91,6 +110,7 @@ class Vivace(PccSender):
         self.k = 0  # change-boundary level
         self._ref_rate = 0.0  # last rate with a known utility, bytes/s
         self._ref_utility = 0.0
+        self._ref_result: MiResult | None = None  # the MI measured there, if any
 
     # -- utility ---------------------------------------------------------------------------
 
@@ -109,6 +129,65 @@ class Vivace(PccSender):
                 loss = 0.0
         x = self.mbps(result.send_rate)
         return vivace_utility(x, gradient, loss, t=p.t, b=p.b, c=p.c), gradient
+
+    def _pooled(self, a: MiResult, u_a: float, b: MiResult, u_b: float
+                ) -> tuple[float, float, bool]:
+        """Utilities of two MIs to compare, and whether their loss rates were pooled.
+
+        With ~40 packets per MI, one random loss more or less moves c·x·L by several times
+        the utility difference between the two rates (docs/cc.md, "Session 3").
+        """
+        k = self.p.loss_confidence
+        na, nb = a.packets_sent, b.packets_sent
+        if k <= 0 or na <= 0 or nb <= 0:
+            return u_a, u_b, False
+        pooled = (a.loss * na + b.loss * nb) / (na + nb)
+        stderr = math.sqrt(pooled * (1 - pooled) * (1 / na + 1 / nb))
+        if abs(a.loss - b.loss) > k * stderr:
+            return u_a, u_b, False
+        if a.loss != pooled:
+            u_a = self.mi_utility(dataclasses.replace(a, loss=pooled))[0]
+        if b.loss != pooled:
+            u_b = self.mi_utility(dataclasses.replace(b, loss=pooled))[0]
+        return u_a, u_b, True
+
+    # -- early verdicts ---------------------------------------------------------------------
+
+    def on_packet_acked(self, now: float, packet: SentPacket) -> None:
+        super().on_packet_acked(now, packet)
+        if self.state == "moving" and self.p.early_reverse and self.p.b > 0:
+            self._early_reverse(now)
+
+    def _early_reverse(self, now: float) -> None:
+        """Undo the last step on a half-acked MI that already shows the queue growing.
+
+        By the time an MI's last ACK arrives, the next MI has sent one more RTT at the
+        same rate; deciding on half the ACKs saves about half of that queue.
+        """
+        mi = self.queue.oldest
+        tag = mi.tag if mi is not None else None
+        if (mi is None or not isinstance(tag, MiTag) or tag.epoch != self.epoch
+                or tag.role != "move" or mi.complete
+                or 2 * mi.n_rtt < mi.packets_sent or mi.n_rtt < self.params.min_mi_packets):
+            return
+        # Cheap test first: most ACKs end here.
+        gradient = mi.rtt_gradient()
+        if gradient <= max(self.p.rtt_gradient_filter,
+                           self.p.rtt_gradient_confidence * mi.rtt_gradient_stderr()):
+            return
+        p = self.params
+        partial = mi.result(now=now, min_packets=p.min_mi_packets,
+                            app_limited_ratio=p.app_limited_ratio)
+        if not partial.useful:
+            return
+        utility, counted = self.mi_utility(partial)
+        if utility >= self._ref_utility:
+            return
+        state = self.state
+        verdict = self._reverse(overshoot=(partial, utility) if counted > 0.0 else None,
+                                decision="early-reverse")
+        self.queue.close_current()
+        self._emit_mi(now, partial, utility, counted, verdict, state)
 
     # -- rates of new MIs ------------------------------------------------------------------
 
@@ -164,19 +243,35 @@ class Vivace(PccSender):
         self._enter_probing()
         return Verdict("exit-slow-start", self.rate - old)
 
-    def _enter_probing(self) -> None:
+    def _enter_probing(self, known_high: tuple[MiResult, float] | None = None) -> None:
         self.state = "probing"
         self.new_epoch()
         eps = self.p.epsilon
         hi, lo = self.rate * (1 + eps), self.rate * (1 - eps)
-        self._probe_rates = [hi, lo] if self.rng.random() < 0.5 else [lo, hi]
+        # Draw even when the order does not matter, so one choice does not shift every
+        # later one.
+        hi_first = self.rng.random() < 0.5
+        self._known_high = known_high
+        if known_high is not None:
+            # The overshoot grew the queue by about its RTT gradient times its length;
+            # the lower probe sends that much less again so the queue drains while it
+            # runs (the gradient is measured either way, over both probes' rates).
+            grew = self.mi_utility(known_high[0])[1]
+            lo = max(self.rate * (1 - eps - min(grew, self.p.omega0 * 4)), self.clamp(0.0))
+            self._probe_rates = [lo]
+        else:
+            self._probe_rates = [hi, lo] if hi_first else [lo, hi]
         self._probes_issued = 0
         self._probe_results = {}
 
     def _decide_from_probes(self) -> Verdict:
         pairs = [self._probe_results[i] for i in range(len(self._probe_rates))]
+        if self._known_high is not None:
+            pairs.append(self._known_high)
         (hi, u_hi), (lo, u_lo) = sorted(pairs, key=lambda ru: -ru[0].target_rate)
-        if self.p.double_check and not self._double_checked and hi.loss < lo.loss:
+        u_hi, u_lo, pooled = self._pooled(hi, u_hi, lo, u_lo)
+        if (self.p.double_check and not pooled and not self._double_checked
+                and hi.loss < lo.loss):
             # More rate yet less loss: random loss or noise dominated this pair. Run it
             # again and decide on both runs together.
             self._double_checked = True
@@ -192,13 +287,13 @@ class Vivace(PccSender):
         # Probes clamped to the same rate (at a rate bound) carry no gradient.
         gamma = (u_hi - u_lo) / spread if spread > 0 else 0.0
         center = self.rate
-        # Reference point for the moving state: the utility at the centre rate, estimated
-        # as the mean of the two probes (first-order).
-        self._ref_rate, self._ref_utility = center, (u_hi + u_lo) / 2
         if gamma == 0.0:
             self._enter_probing()
             return Verdict("inconclusive")
         direction = 1 if gamma > 0 else -1
+        # Reference point for the moving state: the probe on the side we move to.
+        best, u_best = (hi, u_hi) if direction > 0 else (lo, u_lo)
+        self._set_ref(best, u_best)
         if direction == self.direction:
             self.tau += 1
         else:
@@ -212,28 +307,60 @@ class Vivace(PccSender):
             self._enter_probing()
         return Verdict("increase" if direction > 0 else "decrease", self.rate - center)
 
+    def _set_ref(self, result: MiResult, utility: float) -> None:
+        self._ref_rate, self._ref_utility, self._ref_result = (
+            result.target_rate, utility, result)
+
     def _moving(self, result: MiResult, utility: float) -> Verdict:
         rate = result.target_rate
-        # Too small a move to measure a gradient over: probe around the new rate instead of
-        # dividing noise by a tiny rate difference.
-        if abs(rate - self._ref_rate) < self.p.epsilon * rate * 0.5:
+        raw_utility = utility
+        ref_utility = self._ref_utility
+        if self._ref_result is not None:
+            utility, ref_utility, _ = self._pooled(result, utility, self._ref_result,
+                                                   ref_utility)
+        # The step made the queue grow, and the utility counts it (b > 0).
+        queue_grew = self.p.b > 0 and self.mi_utility(result)[1] > 0.0
+        # Too small a move to measure a gradient over: do not divide noise by a tiny rate
+        # difference; probe around the new rate. Unless the step made the queue grow (a
+        # significant RTT gradient) and so did worse: then undo it below. A small step's
+        # loss is not evidence enough, random loss dominates it.
+        small = abs(rate - self._ref_rate) < self.p.epsilon * rate * 0.5
+        if small and not (queue_grew and utility < ref_utility):
             self._enter_probing()
             return Verdict("probe-again")
-        gamma = (utility - self._ref_utility) / (self.mbps(rate) - self.mbps(self._ref_rate))
+        # A step that fell short of the reference (the probe on the side moved to) did
+        # not move past anything measured: keep the better of the two and probe there.
+        behind = (rate - self._ref_rate) * self.direction < 0
+        if behind and utility >= ref_utility:
+            self._enter_probing()
+            return Verdict("probe-again")
+        gamma = 0.0 if small or behind else (
+            (utility - ref_utility) / (self.mbps(rate) - self.mbps(self._ref_rate)))
         if gamma != 0.0 and (gamma > 0) == (self.direction > 0):
             self.tau += 1
-            self._ref_rate, self._ref_utility = rate, utility
+            self._set_ref(result, raw_utility)
             step = self._step(gamma)
             old = self.rate
             self.rate = self.clamp(rate + step)
             self.new_epoch()
             return Verdict("continue", self.rate - old)
-        # The gradient turned: go back to the better rate, reset the learning state.
+        # The gradient turned (or a small step did worse).
+        return self._reverse(overshoot=(result, raw_utility) if queue_grew else None)
+
+    def _reverse(self, *, overshoot: tuple[MiResult, float] | None = None,
+                 decision: str = "reverse") -> Verdict:
+        """Go back to the last better rate, reset the learning state and probe there.
+
+        `overshoot`: the result and utility of an MI above that rate that grew the queue.
+        """
         old = self.rate
         self.rate = self.clamp(self._ref_rate)
         self.direction, self.tau, self.k = 0, 0, 0
-        self._enter_probing()
-        return Verdict("reverse", self.rate - old)
+        if not self.p.reuse_overshoot or (
+                overshoot is not None and overshoot[0].target_rate <= self.rate):
+            overshoot = None
+        self._enter_probing(known_high=overshoot)
+        return Verdict(decision, self.rate - old)
 
     # -- step size -------------------------------------------------------------------------
 

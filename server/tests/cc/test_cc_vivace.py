@@ -98,9 +98,14 @@ def test_boundary_clips_and_grows_then_shrinks() -> None:
     assert feed_probes(v, 100.0, 0.0) == "increase"  # gamma = 100 per Mbit/s
     assert mbps(v.rate) == pytest.approx(10.0 * 1.05)  # omega0 = 5%
     assert v.k == 1 and v.boundary() == pytest.approx(0.15)
-    # Next step is clipped at the wider boundary 15%, and k grows again.
+    # That step landed on the higher probe (the reference): nothing new to compare, so
+    # Vivace probes again around it; k survives the re-probe.
     r = result(mbps(v.rate), tag=MiTag(v.epoch, "move"))
-    assert v.on_mi_finished(0.0, r, 200.0).decision == "continue"
+    assert v.on_mi_finished(0.0, r, 100.0).decision == "probe-again"
+    assert v.k == 1 and v.tau == 1
+    # The next decision in the same direction is clipped at the wider boundary 15%, and k
+    # grows again.
+    assert feed_probes(v, 200.0, 0.0) == "increase"
     assert mbps(v.rate) == pytest.approx(10.5 * 1.15)
     assert v.k == 2 and v.tau == 2
     # A small change (below omega0) brings k back to the smallest covering level (0).
@@ -116,7 +121,8 @@ def test_amplifier_values() -> None:
 
 
 def test_amplifier_grows_in_one_direction_and_resets_on_change() -> None:
-    v = probing_vivace(10.0, theta0=0.3)  # steps large enough to be moves, not re-probes
+    # Steps large enough to move past the higher probe (the reference), not re-probe.
+    v = probing_vivace(10.0, theta0=2.0, omega0=1.0)
     feed_probes(v, 1.0, 0.0)
     assert (v.direction, v.tau) == (1, 1)
     for expected_tau in (2, 3, 4):
@@ -165,16 +171,17 @@ def test_moving_too_small_a_step_probes_again() -> None:
 
 
 def test_double_check_reruns_counter_intuitive_pair_once() -> None:
-    v = probing_vivace(10.0)
+    # The thesis rule on its own (no pooling of loss rates that differ by noise only).
+    v = probing_vivace(10.0, loss_confidence=0.0)
     rate_before = v.rate
     assert feed_probes(v, 9.0, 8.0, loss_hi=0.0, loss_lo=0.02) == "double-check"
     assert v.state == "probing" and v.rate == rate_before and v.double_checks == 1
     # The re-run pair is accepted whatever it shows.
     assert feed_probes(v, 9.0, 8.0, loss_hi=0.0, loss_lo=0.02) == "increase"
     # Intuitive results are never double-checked.
-    v2 = probing_vivace(10.0)
+    v2 = probing_vivace(10.0, loss_confidence=0.0)
     assert feed_probes(v2, 7.0, 8.0, loss_hi=0.03, loss_lo=0.01) == "decrease"
-    v3 = probing_vivace(10.0, double_check=False)
+    v3 = probing_vivace(10.0, double_check=False, loss_confidence=0.0)
     assert feed_probes(v3, 9.0, 8.0, loss_hi=0.0, loss_lo=0.02) == "increase"
 
 
@@ -335,3 +342,162 @@ def test_probes_clamped_to_one_rate_are_inconclusive() -> None:
     assert v.on_mi_finished(0.0, results[0], 2.0).decision == "wait"
     assert v.on_mi_finished(0.0, results[1], 1.0).decision == "inconclusive"
     assert v.rate == rate and v.state == "probing"
+
+
+def _moving_up(**params: float) -> Vivace:
+    """A Vivace that just decided to increase from 10 Mbit/s to 12 (past the 10.5 probe)."""
+    v = probing_vivace(10.0, theta0=2.0, omega0=1.0, **params)
+    assert feed_probes(v, 1.0, 0.0) == "increase"
+    assert v.state == "moving" and mbps(v.rate) == pytest.approx(12.0)
+    return v
+
+
+def test_moving_reference_is_the_probe_on_the_side_moved_to() -> None:
+    v = _moving_up()
+    assert mbps(v._ref_rate) == pytest.approx(10.5) and v._ref_utility == 1.0
+    v = probing_vivace(10.0, theta0=2.0, omega0=1.0)
+    assert feed_probes(v, 0.0, 1.0) == "decrease"
+    assert mbps(v._ref_rate) == pytest.approx(9.5) and v._ref_utility == 1.0
+
+
+def test_step_short_of_the_reference_keeps_the_better_rate() -> None:
+    # theta0 0.1, gradient 1 per Mbit/s: the step (0.1) stops well short of the 10.5 probe.
+    v = probing_vivace(10.0, theta0=0.1)
+    feed_probes(v, 1.0, 0.0)
+    assert mbps(v.rate) == pytest.approx(10.1)
+    r = result(10.1, tag=MiTag(v.epoch, "move"))
+    assert v.on_mi_finished(0.0, r, 1.5).decision == "probe-again"  # better: stay
+    assert mbps(v.rate) == pytest.approx(10.1) and v.state == "probing"
+    v = probing_vivace(10.0, theta0=0.1)
+    feed_probes(v, 1.0, 0.0)
+    r = result(10.1, tag=MiTag(v.epoch, "move"))
+    assert v.on_mi_finished(0.0, r, 0.5).decision == "reverse"  # worse: the probe's rate
+    assert mbps(v.rate) == pytest.approx(10.5)
+
+
+def test_small_step_that_grew_the_queue_is_undone() -> None:
+    v = probing_vivace(10.0, theta0=2.0, omega0=1.0)
+    feed_probes(v, 1.0, 0.0)
+    v.rate = v._ref_rate * 1.01  # a step too small to measure a gradient over
+    r = result(mbps(v.rate), tag=MiTag(v.epoch, "move"), gradient=0.05)
+    u, g = v.mi_utility(r)
+    assert g == 0.05 and u < v._ref_utility
+    assert v.on_mi_finished(0.0, r, u).decision == "reverse"
+    assert mbps(v.rate) == pytest.approx(10.5)
+    # The same small step without a queue signal (say one random loss) re-probes.
+    v = probing_vivace(10.0, theta0=2.0, omega0=1.0)
+    feed_probes(v, 1.0, 0.0)
+    v.rate = v._ref_rate * 1.01
+    r = result(mbps(v.rate), tag=MiTag(v.epoch, "move"), loss=0.03)
+    assert v.on_mi_finished(0.0, r, v.mi_utility(r)[0]).decision == "probe-again"
+
+
+def test_overshoot_stands_in_for_the_higher_probe_and_the_lower_one_drains() -> None:
+    v = _moving_up()
+    r = result(12.0, tag=MiTag(v.epoch, "move"), gradient=0.1)
+    u, _ = v.mi_utility(r)
+    assert v.on_mi_finished(0.0, r, u).decision == "reverse"
+    assert mbps(v.rate) == pytest.approx(10.5) and v.state == "probing"
+    # One probe only, below r(1 - eps) by the overshoot's gradient: 10.5 x (1 - 0.05 - 0.1).
+    assert [mbps(x) for x in v._probe_rates] == pytest.approx([10.5 * 0.85])
+    epoch = v.epoch
+    lo = result(10.5 * 0.85, tag=MiTag(epoch, "probe", 0))
+    verdict = v.on_mi_finished(0.0, lo, v.mi_utility(lo)[0])
+    assert verdict.decision == "decrease"  # decided on the overshoot and the one probe
+    assert v.state == "moving"
+
+
+def test_overshoot_reuse_can_be_turned_off() -> None:
+    v = _moving_up(reuse_overshoot=False)
+    r = result(12.0, tag=MiTag(v.epoch, "move"), gradient=0.1)
+    assert v.on_mi_finished(0.0, r, v.mi_utility(r)[0]).decision == "reverse"
+    assert sorted(mbps(x) for x in v._probe_rates) == pytest.approx([9.975, 11.025])
+
+
+def _send_move_mi(v: Vivace, d: Driver, n: int = 30) -> list[SimPacket]:
+    packets = []
+    for _ in range(n):
+        p = SimPacket(d.pn, d.now, MSS, 0)
+        v.on_packet_sent(d.now, p)
+        packets.append(p)
+        d.pn += 1
+        d.now += MSS / v.pacing_rate
+    return packets
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_early_reverse_on_half_the_acks(enabled: bool) -> None:
+    v = _moving_up(early_reverse=enabled)
+    d = Driver(v, fluid_path(12))
+    mi_packets = _send_move_mi(v, d)
+    mi = v.queue.oldest
+    assert mi is not None and isinstance(mi.tag, MiTag) and mi.tag.role == "move"
+    v.queue.close_current()
+    start = mi_packets[0].sent_time or 0.0
+    events_before = len(d.events)
+    # The queue grows by 20 % of the elapsed time: a clear RTT gradient.
+    for i, p in enumerate(mi_packets[:15]):
+        t = (p.sent_time or 0.0) + 0.03 + 0.2 * ((p.sent_time or 0.0) - start)
+        v.rtt_stats.update(t - (p.sent_time or 0.0))
+        v.on_packet_acked(t, p)
+        if i < 14:
+            assert len(d.events) == events_before  # not before half the MI is acked
+    if enabled:
+        assert d.events[-1]["decision"] == "early-reverse"
+        assert mbps(v.rate) == pytest.approx(10.5) and v.state == "probing"
+        assert len(v._probe_rates) == 1  # the overshoot is the higher probe
+    else:
+        assert len(d.events) == events_before and v.state == "moving"
+
+
+def test_early_reverse_waits_when_half_the_acks_show_no_growth() -> None:
+    v = _moving_up()
+    d = Driver(v, fluid_path(12))
+    mi_packets = _send_move_mi(v, d)
+    v.queue.close_current()
+    n = len(d.events)
+    for p in mi_packets[:20]:
+        v.on_packet_acked((p.sent_time or 0.0) + 0.03, p)
+    assert len(d.events) == n and v.state == "moving"
+
+
+def test_loss_only_profile_never_reverses_early() -> None:
+    v = _moving_up(b=0.0)
+    d = Driver(v, fluid_path(12))
+    mi_packets = _send_move_mi(v, d)
+    v.queue.close_current()
+    start = mi_packets[0].sent_time or 0.0
+    n = len(d.events)
+    for p in mi_packets[:20]:
+        sent = p.sent_time or 0.0
+        v.on_packet_acked(sent + 0.03 + 0.2 * (sent - start), p)
+    assert len(d.events) == n
+
+
+def test_loss_rates_differing_by_noise_are_pooled() -> None:
+    # 30 packets per probe, 2 losses vs 1: the difference (3.3 %) is within one standard
+    # error (5.6 %), so both probes pay the pooled 5 % and throughput decides.
+    v = probing_vivace(10.0, b=0.0)
+
+    def u(rate: float, loss: float) -> float:
+        return v.mi_utility(result(rate, tag=MiTag(v.epoch, "move"), loss=loss))[0]
+
+    one, two = 1 / 30, 2 / 30
+    assert feed_probes(v, u(10.5, two), u(9.5, one), loss_hi=two, loss_lo=one) == "increase"
+    assert v.double_checks == 0
+    # Without pooling the extra loss decides: a decrease.
+    v = probing_vivace(10.0, b=0.0, loss_confidence=0.0)
+    assert feed_probes(v, u(10.5, two), u(9.5, one), loss_hi=two, loss_lo=one) == "decrease"
+    # A real difference (20 % vs 0: congestion at the higher rate) is kept.
+    v = probing_vivace(10.0, b=0.0)
+    assert feed_probes(v, u(10.5, 0.2), u(9.5, 0.0), loss_hi=0.2) == "decrease"
+
+
+@pytest.mark.parametrize(("confidence", "decision"), [(1.0, "continue"), (0.0, "reverse")])
+def test_moving_step_and_reference_pool_their_loss(confidence: float, decision: str) -> None:
+    v = _moving_up(b=0.0, loss_confidence=confidence)
+    ref = result(10.5, tag=MiTag(v.epoch, "probe"), loss=1 / 30)
+    v._set_ref(ref, v.mi_utility(ref)[0])
+    # The step to 12 Mbit/s drew one random loss more in 30 packets.
+    r = result(12.0, tag=MiTag(v.epoch, "move"), loss=2 / 30)
+    assert v.on_mi_finished(0.0, r, v.mi_utility(r)[0]).decision == decision
