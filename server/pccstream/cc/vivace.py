@@ -44,8 +44,7 @@ class VivaceParams(PccParams):
     epsilon: float = param(0.05, "probing step: probes send at r(1+eps) and r(1-eps)",
                            lo=0.001, hi=0.5)
     theta0: float = param(0.3, "conversion of utility gradient (per Mbit/s) into a rate step "
-                          "(Mbit/s); tuned on the link model, see docs/cc.md (0.15 with "
-                          "rtt_gradient_confidence=1 trades live stalls for bulk delay)",
+                          "(Mbit/s); tuned on the link model, see docs/cc.md",
                           lo=0.0001, hi=100.0)
     omega0: float = param(0.05, "initial change boundary, as a fraction of the rate",
                           lo=0.001, hi=1.0)

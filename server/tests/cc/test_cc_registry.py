@@ -30,6 +30,8 @@ def test_variants_defaults() -> None:
     assert isinstance(loss, Vivace) and loss.p.b == 0.0 and loss.name == "vivace-loss"
     lte = create_controller("vivace-lte")
     assert isinstance(lte, Vivace) and lte.p.mi_timeout_rtts == 2.0
+    assert not lte.p.reuse_overshoot and v.p.reuse_overshoot and v.p.early_reverse
+    assert v.p.loss_confidence == 1.0
     a = create_controller("allegro-latency")
     assert isinstance(a, Allegro) and a.p.latency
     assert isinstance(create_controller("cubic"), WindowController)
