@@ -62,6 +62,9 @@ class VivaceParams(PccParams):
     ss_rtt_gradient_ignore: float = param(
         0.05, "slow start ignores |dRTT/dt| below this (ack-clock jitter of small early MIs)",
         lo=0.0, hi=10.0)
+    ss_exit_on_delivery: bool = param(
+        True, "leave slow start at the failed doubling's delivery rate less eps (when above "
+        "the last good rate) instead of at the last good rate")
     reward_rtt_decrease: bool = param(
         False, "let a falling RTT (dRTT/dt < 0) raise utility as the thesis formula does; "
         "off clamps the gradient at 0 like PCC-Uspace")
@@ -238,7 +241,15 @@ class Vivace(PccSender):
         if action == "hold":
             return Verdict("hold")
         old = self.rate
-        self.rate = self.clamp(self.slow_start.best_rate)
+        # The doubling that failed overran the bottleneck, so its MI was delivered at about
+        # the bottleneck's rate: continue from just under that rather than from the last
+        # good rate, which can be half of it (cf. PCC-Uspace's QUIC port, exit of STARTING
+        # on the sampled bandwidth).
+        exit_rate = self.slow_start.best_rate
+        if self.p.ss_exit_on_delivery:
+            delivered = min(result.target_rate, result.delivery_rate) * (1 - self.p.epsilon)
+            exit_rate = max(exit_rate, delivered)
+        self.rate = self.clamp(exit_rate)
         self._enter_probing()
         return Verdict("exit-slow-start", self.rate - old)
 

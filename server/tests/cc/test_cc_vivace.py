@@ -54,7 +54,24 @@ def test_slow_start_doubles_until_utility_falls_then_probes() -> None:
     assert [e["decision"] for e in events] == ["double"] * 4 + ["exit-slow-start"]
     assert [round(e["target_rate_bps"] / 1e6) for e in events] == [1, 2, 4, 8, 16]
     v = d.ctrl
-    assert v.state == "probing" and mbps(v.rate) == pytest.approx(8.0)
+    # The 16 Mbit/s MI was delivered at the 12 Mbit/s bottleneck: continue just under it.
+    assert events[-1]["delivery_rate_bps"] / 1e6 == pytest.approx(12.0, rel=0.02)
+    assert v.state == "probing" and mbps(v.rate) == pytest.approx(12.0 * 0.95, rel=0.02)
+    # Without that, from the last good rate (the thesis).
+    d = Driver(Vivace(VivaceParams(ss_exit_on_delivery=False)), fluid_path(12))
+    d.run(5)
+    assert mbps(d.ctrl.rate) == pytest.approx(8.0)
+
+
+def test_slow_start_exit_never_below_the_last_good_rate() -> None:
+    # A doubling that fails for another reason than capacity (here: heavy loss at every
+    # rate above 6 Mbit/s while delivery looks low) still keeps the last good rate.
+    def path(rate: float) -> PathSample:
+        return PathSample(rtt=0.03, loss=0.5 if rate > 6 else 0.0)
+    d = Driver(Vivace(), path)
+    events = d.run(4)
+    assert [e["decision"] for e in events] == ["double"] * 3 + ["exit-slow-start"]
+    assert mbps(d.ctrl.rate) == pytest.approx(4.0)
 
 
 def test_slow_start_ignores_small_loss_and_rtt_noise() -> None:
