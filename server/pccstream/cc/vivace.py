@@ -110,9 +110,8 @@ class Vivace(PccSender):
         self.direction = 0  # +1 up, -1 down, 0 none yet
         self.tau = 0  # consecutive decisions in `direction`
         self.k = 0  # change-boundary level
-        self._ref_rate = 0.0  # last rate with a known utility, bytes/s
-        self._ref_utility = 0.0
-        self._ref_result: MiResult | None = None  # the MI measured there, if any
+        # The moving state's reference: the last MI with a known utility, and that utility.
+        self._ref: tuple[MiResult, float] | None = None
 
     # -- utility ---------------------------------------------------------------------------
 
@@ -170,16 +169,15 @@ class Vivace(PccSender):
         tag = mi.tag if mi is not None else None
         if (mi is None or not isinstance(tag, MiTag) or tag.epoch != self.epoch
                 or tag.role != "move" or mi.complete
-                or 2 * mi.n_rtt < mi.packets_sent or mi.n_rtt < self.params.min_mi_packets):
+                or 2 * mi.n_rtt < mi.packets_sent or mi.n_rtt < self.p.min_mi_packets):
             return
         # Cheap test first: most ACKs end here.
         gradient = mi.rtt_gradient()
         if gradient <= max(self.p.rtt_gradient_filter,
                            self.p.rtt_gradient_confidence * mi.rtt_gradient_stderr()):
             return
-        p = self.params
-        partial = mi.result(now=now, min_packets=p.min_mi_packets,
-                            app_limited_ratio=p.app_limited_ratio)
+        partial = mi.result(now=now, min_packets=self.p.min_mi_packets,
+                            app_limited_ratio=self.p.app_limited_ratio)
         if not partial.useful:
             return
         utility, counted = self.mi_utility(partial)
@@ -318,16 +316,23 @@ class Vivace(PccSender):
         return Verdict("increase" if direction > 0 else "decrease", self.rate - center)
 
     def _set_ref(self, result: MiResult, utility: float) -> None:
-        self._ref_rate, self._ref_utility, self._ref_result = (
-            result.target_rate, utility, result)
+        self._ref = (result, utility)
+
+    @property
+    def _ref_rate(self) -> float:
+        """Rate of the reference MI, bytes/s (0 before any)."""
+        return self._ref[0].target_rate if self._ref is not None else 0.0
+
+    @property
+    def _ref_utility(self) -> float:
+        return self._ref[1] if self._ref is not None else 0.0
 
     def _moving(self, result: MiResult, utility: float) -> Verdict:
         rate = result.target_rate
         raw_utility = utility
         ref_utility = self._ref_utility
-        if self._ref_result is not None:
-            utility, ref_utility, _ = self._pooled(result, utility, self._ref_result,
-                                                   ref_utility)
+        if self._ref is not None:
+            utility, ref_utility, _ = self._pooled(result, utility, *self._ref)
         # The step made the queue grow, and the utility counts it (b > 0).
         queue_grew = self.p.b > 0 and self.mi_utility(result)[1] > 0.0
         # Too small a move to measure a gradient over: do not divide noise by a tiny rate
