@@ -52,7 +52,7 @@ class Allegro(PccSender):
         if self.p.epsilon_max < self.p.epsilon_min:
             raise ValueError("epsilon_max must be >= epsilon_min")
         super().__init__(self.p, rng or random.Random(0))
-        self.slow_start = SlowStart()
+        self.slow_start = SlowStart(self.p.ss_full_pipe_growth if self.p.latency else 0.0)
         self.epsilon = self.p.epsilon_min
         self._trial_rates: list[float] = []
         self._trials_issued = 0
@@ -96,8 +96,12 @@ class Allegro(PccSender):
                 return Verdict("retrial:" + result.reason)
             return Verdict("ignored:" + result.reason)
         if self.state == "starting":
-            action = self.slow_start.on_result(result.target_rate, utility, self.rate)
+            action = self.slow_start.on_result(
+                result.target_rate, utility, self.rate, delivery=result.delivery_rate,
+                latency_only=result.loss < self.p.loss_threshold)
             old = self.rate
+            if action == "pipe-growing":
+                return Verdict("hold:pipe-growing")
             if action == "double":
                 self.rate = self.clamp(2 * self.rate)
                 return Verdict("double", self.rate - old)
@@ -122,6 +126,13 @@ class Allegro(PccSender):
         self.epsilon = self.p.epsilon_min
         self._enter_decision()
         return Verdict("timeout", self.rate - old)
+
+    def on_timeout_undone(self, now: float, rate: float) -> Verdict:
+        old = self.rate
+        self.rate = rate
+        self.epsilon = self.p.epsilon_min
+        self._enter_decision()
+        return Verdict("timeout-undone", self.rate - old)
 
     def _enter_decision(self) -> None:
         self.state = "decision"

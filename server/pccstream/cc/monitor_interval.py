@@ -213,6 +213,23 @@ class MonitorIntervalQueue:
     def clear(self) -> None:
         self._mis.clear()
 
+    def take_all(self) -> list[MonitorInterval]:
+        """Remove and return every MI (the one sending is closed)."""
+        self.close_current()
+        mis = list(self._mis)
+        self._mis.clear()
+        return mis
+
+    def adopt(self, mis: list[MonitorInterval]) -> None:
+        """Track MIs taken from another queue (they keep their ids)."""
+        self._mis.extend(mis)
+
+    def all_complete(self) -> bool:
+        return all(mi.complete for mi in self._mis)
+
+    def __iter__(self) -> Iterator[MonitorInterval]:
+        return iter(self._mis)
+
     def on_sent(self, sent_time: float, size: int) -> None:
         mi = self.current
         assert mi is not None, "start an MI before sending in it"
@@ -228,7 +245,9 @@ class MonitorIntervalQueue:
                 return mi if sent_time <= mi.last_sent else None
         return None
 
-    def on_acked(self, now: float, sent_time: float, size: int) -> None:
+    def on_acked(self, now: float, sent_time: float, size: int, *,
+                 rtt_sample: bool = True) -> None:
+        """A packet was acked; `rtt_sample`: also use now - sent_time as its RTT sample."""
         mi = self.find(sent_time)
         if mi is None:
             return
@@ -237,7 +256,14 @@ class MonitorIntervalQueue:
         mi.last_ack_time = now
         mi.packets_acked += 1
         mi.bytes_acked += size
-        mi.add_rtt_sample(sent_time, now - sent_time)
+        if rtt_sample:
+            mi.add_rtt_sample(sent_time, now - sent_time)
+
+    def add_rtt_sample(self, sent_time: float, rtt: float) -> None:
+        """An RTT sample of the packet sent at `sent_time` (one per ACK frame)."""
+        mi = self.find(sent_time)
+        if mi is not None:
+            mi.add_rtt_sample(sent_time, rtt)
 
     def on_lost(self, sent_time: float, size: int) -> None:
         mi = self.find(sent_time)

@@ -49,6 +49,29 @@ class PccParams:
         "sender in steady state", lo=1.0, hi=20.0)
     min_cwnd_packets: int = param(4, "lower bound of the safety window, in packets", lo=2,
                                   hi=1000)
+    timeout_undo: bool = param(
+        True, "after an MI timeout, keep following the packets that were outstanding: when "
+        "they arrive late but at their send rate and without loss, the path got longer, not "
+        "slower (an RTT step such as the thesis's RTT redrawn every 5 s), so the rate from "
+        "before the timeout is restored (cf. the Eifel response to a spurious timeout, RFC "
+        "4015)")
+    ss_full_pipe_growth: float = param(
+        1.25, "slow start ends on a latency-only utility drop only once the pipe is full: "
+        "while the failing MI was still delivered this many times faster than the best MI so "
+        "far, the RTT rise was not a standing queue at the bottleneck (host or path noise), so "
+        "the rate is held and measured again (cf. BBR's full-pipe test; 0 = off, the thesis)",
+        lo=0.0, hi=10.0)
+    rtt_per_ack: bool = param(
+        True, "one RTT sample per ACK frame (its largest newly acked packet, ACK delay "
+        "removed) instead of one per packet: packets acknowledged together share one ACK "
+        "time, so per-packet samples turn the receiver's ACK batching into a sawtooth and "
+        "overstate how many independent samples the gradient's noise test has")
+
+
+# A timeout is taken back when the MIs it dropped were delivered at least this fraction of
+# their send rate (the bottleneck kept its rate) with at most this loss rate.
+SPURIOUS_TIMEOUT_DELIVERY = 0.9
+SPURIOUS_TIMEOUT_MAX_LOSS = 0.05
 
 
 class MiTag(NamedTuple):
@@ -83,6 +106,15 @@ class PccSender(Controller):
         self.last_result: MiResult | None = None
         # No MI can time out before this time (saves the check on most packets).
         self._timeout_check_at = 0.0
+        # rtt_per_ack: the ACK time of packets acked since the last RTT sample, whose MIs
+        # are settled once that ACK frame's sample has arrived (None: nothing pending).
+        self._ack_pending_at: float | None = None
+        # timeout_undo: the MIs outstanding at the last timeout, the rate before it and the
+        # time after which their verdict is no longer awaited.
+        self._late = MonitorIntervalQueue()
+        self._undo_rate = 0.0
+        self._undo_deadline = 0.0
+        self.timeouts_undone = 0
 
     # -- algorithm hooks ------------------------------------------------------------------
 
@@ -101,6 +133,10 @@ class PccSender(Controller):
     @abc.abstractmethod
     def on_mi_timeout(self, now: float) -> Verdict:
         """An MI's feedback is overdue: the path changed abruptly."""
+
+    @abc.abstractmethod
+    def on_timeout_undone(self, now: float, rate: float) -> Verdict:
+        """The last timeout was spurious (the path only got longer): resume at `rate`."""
 
     # -- helpers for algorithms ------------------------------------------------------------
 
@@ -141,6 +177,7 @@ class PccSender(Controller):
     def on_packet_sent(self, now: float, packet: SentPacket) -> None:
         super().on_packet_sent(now, packet)
         sent_time = packet.sent_time if packet.sent_time is not None else now
+        self._flush_acks()
         # First settle an MI whose time ran out while the application was idle: its packets
         # may all be acked already, and it must not look overdue.
         self._advance(now)
@@ -151,15 +188,51 @@ class PccSender(Controller):
 
     def on_packet_acked(self, now: float, packet: SentPacket) -> None:
         super().on_packet_acked(now, packet)
+        if self._late and packet.sent_time is not None:
+            self._late.on_acked(now, packet.sent_time, packet.sent_bytes)
+        if not self.params.rtt_per_ack:
+            if packet.sent_time is not None:
+                self.queue.on_acked(now, packet.sent_time, packet.sent_bytes)
+            self._on_feedback(now)
+            return
+        # aioquic reports every packet of an ACK frame, then the frame's RTT sample (when its
+        # largest packet is newly acked): settle MIs after the sample, so an MI whose last
+        # packet this frame acks still gets the frame's sample. A new ACK time means the
+        # previous frame brought no sample; settle it now.
+        if self._ack_pending_at is not None and now != self._ack_pending_at:
+            self._flush_acks()
         if packet.sent_time is not None:
-            self.queue.on_acked(now, packet.sent_time, packet.sent_bytes)
+            self.queue.on_acked(now, packet.sent_time, packet.sent_bytes, rtt_sample=False)
+        self._ack_pending_at = now
+
+    def on_rtt_sample(self, now: float, latest_rtt: float) -> None:
+        super().on_rtt_sample(now, latest_rtt)
+        if not self.params.rtt_per_ack:
+            return
+        # The sample belongs to the frame's largest packet, sent latest_rtt ago; its value is
+        # the estimator's latest RTT, from which the recovery removed the peer's ACK delay.
+        self.queue.add_rtt_sample(now - latest_rtt, self.rtt_stats.latest_rtt)
+        self._ack_pending_at = None
+        self._on_feedback(now)
+
+    def _flush_acks(self) -> None:
+        at = self._ack_pending_at
+        if at is not None:
+            self._ack_pending_at = None
+            self._on_feedback(at)
+
+    def _on_feedback(self, now: float) -> None:
+        """New ACK information has been recorded: settle MIs (algorithms may look earlier)."""
         self._advance(now)
 
     def on_packets_lost(self, now: float, packets: Sequence[SentPacket]) -> None:
         super().on_packets_lost(now, packets)
+        self._flush_acks()
         for packet in packets:
             if packet.sent_time is not None:
                 self.queue.on_lost(packet.sent_time, packet.sent_bytes)
+                if self._late:
+                    self._late.on_lost(packet.sent_time, packet.sent_bytes)
         self._advance(now)
 
     def on_packets_expired(self, packets: Sequence[SentPacket]) -> None:
@@ -169,6 +242,8 @@ class PccSender(Controller):
         for packet in packets:
             if packet.sent_time is not None:
                 self.queue.on_expired(packet.sent_time)
+                if self._late:
+                    self._late.on_expired(packet.sent_time)
 
     # -- internals -------------------------------------------------------------------------
 
@@ -194,6 +269,8 @@ class PccSender(Controller):
             for mi in self.queue.pop_finished():
                 self._finish(now, mi)
             self._timeout_check_at = 0.0  # the oldest MI changed
+        if self._late:
+            self._check_undo(now)
         self._check_timeout(now)
 
     def _finish(self, now: float, mi: MonitorInterval) -> None:
@@ -240,8 +317,14 @@ class PccSender(Controller):
             # new deadline starts to apply).
             self._timeout_check_at = min(deadlines + ([mi.end_time] if still_sending else []))
             return
-        # Every MI in the queue was sent at rates chosen before the change: drop them all.
-        self.queue.clear()
+        # Every MI in the queue was sent at rates chosen before the change: drop them all
+        # from the decisions, but (timeout_undo) keep following how they arrive.
+        late = self.queue.take_all()
+        self._late = MonitorIntervalQueue()
+        if self.params.timeout_undo:
+            self._late.adopt(late)
+            self._undo_rate = max(self.rate, self._mi_rate)
+            self._undo_deadline = now + 2 * timeout
         self._timeout_check_at = 0.0
         self.timeouts += 1
         state = self.state
@@ -253,6 +336,37 @@ class PccSender(Controller):
             "delivery_rate_bps": 0.0, "rtt_ms": 0.0, "rtt_gradient_raw": 0.0,
             "rtt_gradient": 0.0, "loss": 0.0, "utility": None,
         }, verdict, state)
+
+    def _check_undo(self, now: float) -> None:
+        """Decide on the MIs of the last timeout once all their packets are accounted for."""
+        if not self._late.all_complete():
+            if now > self._undo_deadline:
+                self._late = MonitorIntervalQueue()  # too late to tell: the timeout stands
+            return
+        p = self.params
+        results = [mi.result(now=now, min_packets=p.min_mi_packets,
+                             app_limited_ratio=p.app_limited_ratio) for mi in self._late]
+        self._late = MonitorIntervalQueue()
+        measured = [r for r in results if r.packets_sent >= p.min_mi_packets and r.useful]
+        sent = sum(r.packets_sent for r in results)
+        lost = sum(r.loss * r.packets_sent for r in results)
+        if not measured or sent <= 0 or lost / sent > SPURIOUS_TIMEOUT_MAX_LOSS:
+            return
+        # An MI whose ACKs straddle the moment the path grew shows that gap as a low
+        # delivery rate; any MI delivered at its send rate shows the bottleneck kept up.
+        kept_up = [r for r in measured
+                   if r.delivery_rate >= SPURIOUS_TIMEOUT_DELIVERY * r.send_rate]
+        if not kept_up:
+            return  # delivered slower than sent: the capacity fell, the timeout stands
+        best = max(kept_up, key=lambda r: r.delivery_rate)
+        restore = min(self._undo_rate, best.delivery_rate)
+        if restore <= self.rate:
+            return
+        self.timeouts_undone += 1
+        state = self.state
+        verdict = self.on_timeout_undone(now, self.clamp(restore))
+        self.queue.close_current()  # the MI sending now was planned at the lower rate
+        self._emit_mi(now, best, 0.0, 0.0, verdict, state)
 
     def _emit_mi(self, now: float, r: MiResult, utility: float, gradient: float,
                  verdict: Verdict, state: str) -> None:
@@ -288,15 +402,30 @@ class SlowStart:
     Results of lower rates than the best so far carry no new information and are ignored.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, full_pipe_growth: float = 0.0) -> None:
+        self.full_pipe_growth = full_pipe_growth
         self.best_rate = 0.0
         self.best_utility = float("-inf")
+        self.best_delivery = 0.0  # bytes/s
 
-    def on_result(self, rate: float, utility: float, base_rate: float) -> str:
-        """'double', 'hold' or 'exit' (then continue from `best_rate`)."""
+    def on_result(self, rate: float, utility: float, base_rate: float, *,
+                  delivery: float = 0.0, latency_only: bool = False) -> str:
+        """'double', 'hold', 'pipe-growing' (hold) or 'exit' (then continue from `best_rate`).
+
+        `latency_only`: the utility fell through its latency term alone. Such a drop ends slow
+        start only once the pipe is full: an MI still delivered `full_pipe_growth` times
+        faster than the best so far shows the link had room, so the RTT rise came from the
+        host or the path, not a standing queue (cf. BBR's full-pipe test).
+        """
         if rate <= self.best_rate:
             return "hold"
         if utility > self.best_utility:
             self.best_rate, self.best_utility = rate, utility
+            self.best_delivery = max(self.best_delivery, delivery)
             return "double" if rate >= base_rate else "hold"
+        growth = self.full_pipe_growth
+        if (latency_only and growth > 0 and self.best_delivery > 0
+                and delivery >= growth * self.best_delivery):
+            self.best_delivery = delivery
+            return "pipe-growing"
         return "exit"

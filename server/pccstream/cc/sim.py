@@ -8,7 +8,15 @@ the controller's window and pacing like aioquic (rate = pacing_rate, or cwnd/srt
 window-based controllers), detects loss like RFC 9002 (3 packets or 9/8 RTT), and fires a
 simple PTO that expires the oldest packet and sends a probe when ACKs stop.
 
-Time is virtual and every random draw comes from one seeded generator: runs are exactly
+Optional, for the effects of a real host (all off by default): a receiver that acknowledges
+every `ack_every` packets or `max_ack_delay` after the first unacknowledged one, reporting
+its ACK delay as QUIC does; host stalls (`Receiver.stall_rate` per second, each
+`stall_s` long) during which arriving packets wait unread, so their RTT grows by up to a
+stall and no ACK delay accounts for it (a busy browser or server on a shared CPU); and a
+path whose base RTT steps at given times (`Link.rtt_schedule`, the thesis's RTT redrawn every
+5 s), never reordering packets.
+
+Time is virtual and every random draw comes from seeded generators: runs are exactly
 reproducible. All figures it produces are simulation figures, not measurements.
 """
 
@@ -43,6 +51,8 @@ class Link:
     loss: float = 0.0
     # Step changes of capacity: (time, rate_mbps), applied to packets enqueued after `time`.
     schedule: list[tuple[float, float]] = field(default_factory=list)
+    # Step changes of the base RTT: (time, seconds), for packets leaving after `time`.
+    rtt_schedule: list[tuple[float, float]] = field(default_factory=list)
 
     def rate_at(self, now: float) -> float:
         rate = self.rate_mbps
@@ -50,6 +60,23 @@ class Link:
             if now >= t:
                 rate = r
         return rate
+
+    def rtt_at(self, now: float) -> float:
+        rtt = self.base_rtt
+        for t, r in self.rtt_schedule:
+            if now >= t:
+                rtt = r
+        return rtt
+
+
+@dataclass(frozen=True)
+class Receiver:
+    """How the far end acknowledges (defaults: every packet at once, as before)."""
+
+    ack_every: int = 1
+    max_ack_delay: float = 0.025
+    stall_rate: float = 0.0  # host stalls per second (Poisson)
+    stall_s: float = 0.0  # length of each stall
 
 
 @dataclass
@@ -59,6 +86,7 @@ class FlowStats:
     queue_delays: list[tuple[float, float]] = field(default_factory=list)
     sent_packets: int = 0
     lost_packets: int = 0
+    delivered_total: int = 0
 
     def delivered_bytes(self, t1: float, t2: float) -> int:
         return sum(b for t, b in self.delivered if t1 <= t < t2)
@@ -86,13 +114,23 @@ class Flow:
         self.pto_count = 0
         self.probe_allowed = False
         self.stats = FlowStats()
+        # Receiver: packets read but not yet acknowledged, with their read times.
+        self.unacked: list[tuple[SimPacket, float]] = []
+        self.last_arrival = 0.0
         controller.bind(max_datagram_size=mss, now=start)
 
 
 class Simulator:
-    def __init__(self, link: Link, *, seed: int = 0, tick: float = 0.005) -> None:
+    def __init__(self, link: Link, *, seed: int = 0, tick: float = 0.005,
+                 receiver: Receiver | None = None) -> None:
         self.link = link
+        self.receiver = receiver or Receiver()
         self.rng = random.Random(seed)
+        # Host stalls draw from their own generator, so switching them on does not shift
+        # the link's loss draws.
+        self._stall_rng = random.Random(seed + 7919)
+        self._stall = (0.0, 0.0)  # the latest stall drawn: [start, end)
+        self._next_stall = self._draw_stall(0.0)
         self.now = 0.0
         self.flows: list[Flow] = []
         self._events: list[tuple[float, int, str, int, SimPacket | None]] = []
@@ -119,7 +157,10 @@ class Simulator:
                 self._try_send(flow)
             elif kind == "ack":
                 assert packet is not None
-                self._on_ack(flow, packet)
+                self._on_arrival(flow, packet)
+            elif kind == "ack-timer":
+                if flow.unacked and t >= flow.unacked[0][1] + self.receiver.max_ack_delay - 1e-12:
+                    self._ack_frame(flow)
             elif kind == "tick":
                 self._on_tick(flow)
                 self._schedule(t + self._tick, "tick", fi)
@@ -193,27 +234,61 @@ class Simulator:
         flow.stats.queue_delays.append((now, max(0.0, self._link_free_at - now)))
         depart = max(now, self._link_free_at) + packet.sent_bytes / rate_bytes
         self._link_free_at = depart
-        self._schedule(depart + link.base_rtt, "ack", flow.index, packet)
+        arrival = depart + (link.rtt_at(depart) if link.rtt_schedule else link.base_rtt)
+        if link.rtt_schedule:
+            arrival = max(arrival, flow.last_arrival)  # a shorter path never reorders
+            flow.last_arrival = arrival
+        self._schedule(self._after_stalls(arrival), "ack", flow.index, packet)
+
+    # -- receiver and host -----------------------------------------------------------------
+
+    def _draw_stall(self, after: float) -> float:
+        rate = self.receiver.stall_rate
+        return after + self._stall_rng.expovariate(rate) if rate > 0 else float("inf")
+
+    def _after_stalls(self, t: float) -> float:
+        """When a packet arriving at `t` is read: at the end of a host stall covering `t`."""
+        while self._next_stall <= t:
+            self._stall = (self._next_stall, self._next_stall + self.receiver.stall_s)
+            self._next_stall = self._draw_stall(self._stall[1])
+        start, end = self._stall
+        return end if start <= t < end else t
+
+    def _on_arrival(self, flow: Flow, packet: SimPacket) -> None:
+        rx = self.receiver
+        flow.unacked.append((packet, self.now))
+        if len(flow.unacked) >= rx.ack_every:
+            self._ack_frame(flow)
+        elif len(flow.unacked) == 1:
+            self._schedule(self.now + rx.max_ack_delay, "ack-timer", flow.index)
 
     # -- ACKs, loss detection, PTO ---------------------------------------------------------
 
-    def _on_ack(self, flow: Flow, packet: SimPacket) -> None:
+    def _ack_frame(self, flow: Flow) -> None:
+        """The sender processes one ACK frame for every packet the receiver has read."""
         now = self.now
-        if flow.outstanding.pop(packet.packet_number, None) is None:
-            return  # already declared lost or expired
+        frame, flow.unacked = flow.unacked, []
+        ack_delay = now - frame[-1][1]
         ctrl = flow.controller
-        flow.bytes_in_flight -= packet.sent_bytes
+        acked = [p for p, _ in frame if flow.outstanding.pop(p.packet_number, None) is not None]
+        if not acked:
+            return  # already declared lost or expired
         flow.last_progress = now
         flow.pto_count = 0
-        assert packet.sent_time is not None
-        ctrl.on_packet_acked(now, packet)
-        rtt = now - packet.sent_time
-        if packet.packet_number > flow.largest_acked:
-            flow.largest_acked = packet.packet_number
-            ctrl.rtt_stats.update(rtt)
+        for packet in acked:
+            assert packet.sent_time is not None
+            flow.bytes_in_flight -= packet.sent_bytes
+            ctrl.on_packet_acked(now, packet)
+            flow.stats.delivered.append((now, packet.sent_bytes))
+            flow.stats.delivered_total += packet.sent_bytes
+            flow.stats.rtts.append((now, now - packet.sent_time - ack_delay))
+        largest = acked[-1]
+        assert largest.sent_time is not None
+        if largest.packet_number > flow.largest_acked:
+            flow.largest_acked = largest.packet_number
+            rtt = now - largest.sent_time
+            ctrl.rtt_stats.update(rtt, ack_delay)
             ctrl.on_rtt_sample(now, rtt)
-        flow.stats.delivered.append((now, packet.sent_bytes))
-        flow.stats.rtts.append((now, rtt))
         self._detect_loss(flow)
         self._try_send(flow)
 
@@ -272,6 +347,66 @@ def jain_index(throughputs: list[float]) -> float:
     return total * total / (len(throughputs) * squares) if squares > 0 else 0.0
 
 
+class VideoPlayer:
+    """A fixed-bitrate video viewer as the application of one flow (thesis Fig. 5.1).
+
+    The server has data while the requested segment is not all sent; the player requests the
+    next segment one RTT after the previous one arrived, while less than `buffer_s` of video
+    is buffered ahead; playback starts with the first whole segment and stalls when the
+    buffer runs dry (Puffer-style accounting, startup excluded from the ratio).
+    """
+
+    def __init__(self, bitrate_mbps: float, *, segment_s: float = 2.0, buffer_s: float = 10.0,
+                 request_rtt: float = 0.05) -> None:
+        self.segment_bytes = bitrate_mbps * 1e6 / 8 * segment_s
+        self.segment_s = segment_s
+        self.buffer_s = buffer_s
+        self.request_rtt = request_rtt
+        self.flow: Flow | None = None
+        self.requested = 1  # segments requested so far
+        self.ready_at = 0.0  # when the latest request reaches the server
+        self.downloaded_s = 0.0
+        self.startup_at: float | None = None
+        self.played_s = 0.0
+        self.stall_s = 0.0
+        self._clock = 0.0
+
+    def __call__(self, now: float) -> bool:
+        flow = self.flow
+        assert flow is not None, "attach the player to its flow"
+        self._update(now)
+        if now < self.ready_at:
+            return False
+        wanted = self.requested * self.segment_bytes
+        return flow.stats.delivered_total + flow.bytes_in_flight < wanted
+
+    def _update(self, now: float) -> None:
+        flow = self.flow
+        assert flow is not None
+        done = int(flow.stats.delivered_total // self.segment_bytes)
+        if done * self.segment_s > self.downloaded_s:
+            self.downloaded_s = done * self.segment_s
+            if self.startup_at is None:
+                self.startup_at = now
+        if self.startup_at is not None:
+            elapsed = now - max(self._clock, self.startup_at)
+            if elapsed > 0:
+                ahead = self.downloaded_s - self.played_s
+                played = min(elapsed, ahead)
+                self.played_s += played
+                self.stall_s += elapsed - played
+        self._clock = now
+        if (done >= self.requested
+                and self.downloaded_s - self.played_s < self.buffer_s):
+            self.requested += 1
+            self.ready_at = now + self.request_rtt
+
+    @property
+    def buffering_ratio(self) -> float:
+        total = self.played_s + self.stall_s
+        return self.stall_s / total if total > 0 else 0.0
+
+
 @dataclass
 class LinkReport:
     utilization: float
@@ -325,6 +460,43 @@ def scenario_two_flows(name: str, *, seed: int = 1, params: dict[str, str] | Non
         sim.add_flow(create_controller(name, params or {}, seed=seed * 10 + i), start=0.5 * i)
     sim.run(40.0)
     return report(sim, 20.0, 40.0)
+
+
+@dataclass
+class VideoReport:
+    utilization: float
+    throughput_mbps: float
+    buffering_ratio: float
+    startup_s: float
+    p95_rtt_inflation_ms: float
+
+
+# A host like the one the browser runs on: Chromium acknowledges every 10 packets or after
+# 25 ms, and a busy CPU holds arriving packets unread now and then.
+BROWSER_HOST = Receiver(ack_every=10, max_ack_delay=0.025, stall_rate=20.0, stall_s=0.004)
+
+
+def scenario_video(name: str, *, bitrate_mbps: float = 50.0, seed: int = 1,
+                   duration: float = 40.0, receiver: Receiver | None = BROWSER_HOST,
+                   params: dict[str, str] | None = None) -> VideoReport:
+    """Thesis Fig. 5.1 on the link model: capacity 1.1 x bitrate, RTT redrawn in 10-100 ms
+    every 5 s, 300 kB queue, 0.01 % loss, one fixed-bitrate viewer."""
+    from .registry import create_controller
+
+    rtt_rng = random.Random(seed * 31 + 5)
+    schedule = [(float(t), rtt_rng.uniform(0.010, 0.100)) for t in range(5, int(duration), 5)]
+    link = Link(1.1 * bitrate_mbps, rtt_rng.uniform(0.010, 0.100), 300_000, loss=0.0001,
+                rtt_schedule=schedule)
+    sim = Simulator(link, seed=seed, receiver=receiver)
+    player = VideoPlayer(bitrate_mbps, request_rtt=link.base_rtt)
+    player.flow = sim.add_flow(create_controller(name, params or {}, seed=seed), app=player)
+    sim.run(duration)
+    player(duration)
+    r = report(sim, 0.0, duration)
+    startup = player.startup_at if player.startup_at is not None else duration
+    return VideoReport(utilization=r.utilization, throughput_mbps=r.throughputs_mbps[0],
+                       buffering_ratio=player.buffering_ratio, startup_s=startup,
+                       p95_rtt_inflation_ms=r.p95_rtt_inflation_ms)
 
 
 def main() -> None:

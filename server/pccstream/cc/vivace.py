@@ -24,7 +24,6 @@ import math
 import random
 from dataclasses import dataclass
 
-from .base import SentPacket
 from .monitor_interval import MiResult
 from .params import param
 from .pcc_sender import MiTag, PccParams, PccSender, SlowStart, Verdict
@@ -62,6 +61,11 @@ class VivaceParams(PccParams):
     ss_rtt_gradient_ignore: float = param(
         0.05, "slow start ignores |dRTT/dt| below this (ack-clock jitter of small early MIs)",
         lo=0.0, hi=10.0)
+    theta_rate_ref_mbps: float = param(
+        12.0, "above this rate theta0 grows in proportion to the rate, so a step stays the "
+        "same fraction of the rate as the probes (eps*r) and the 'too small to measure' "
+        "test (eps*r/2) it is judged by; below it, steps are theta0 * m * gamma as in the "
+        "thesis (0 = off)", lo=0.0, hi=10_000.0)
     ss_exit_on_delivery: bool = param(
         True, "leave slow start at the failed doubling's delivery rate less eps (when above "
         "the last good rate) instead of at the last good rate")
@@ -83,6 +87,11 @@ class VivaceParams(PccParams):
         "acked and they already show a significant RTT gradient and a worse utility, "
         "instead of waiting for the whole MI (cf. PCC-Uspace's QUIC port, early "
         "termination on RTT inflation)")
+    continue_from_reference: bool = param(
+        True, "a step that fell short of the reference (the probe on the side moved to) "
+        "and did worse than it agrees with the direction: continue from the reference with "
+        "the amplifier growing, instead of resetting it and probing (which made every climb "
+        "advance by one probe width, eps, per probe cycle)")
     reuse_overshoot: bool = param(
         True, "when a step is undone because its MI saw the queue grow, that MI stands in "
         "for the higher probe of the next pair and only the lower one is sent: re-sending "
@@ -96,7 +105,7 @@ class Vivace(PccSender):
                  rng: random.Random | None = None) -> None:
         self.p = params or VivaceParams()
         super().__init__(self.p, rng or random.Random(0))
-        self.slow_start = SlowStart()
+        self.slow_start = SlowStart(self.p.ss_full_pipe_growth)
         # probing
         self._probe_rates: list[float] = []  # bytes/s, in send order
         self._probes_issued = 0
@@ -154,8 +163,8 @@ class Vivace(PccSender):
 
     # -- early verdicts ---------------------------------------------------------------------
 
-    def on_packet_acked(self, now: float, packet: SentPacket) -> None:
-        super().on_packet_acked(now, packet)
+    def _on_feedback(self, now: float) -> None:
+        super()._on_feedback(now)
         if self.state == "moving" and self.p.early_reverse and self.p.b > 0:
             self._early_reverse(now)
 
@@ -169,7 +178,8 @@ class Vivace(PccSender):
         tag = mi.tag if mi is not None else None
         if (mi is None or not isinstance(tag, MiTag) or tag.epoch != self.epoch
                 or tag.role != "move" or mi.complete
-                or 2 * mi.n_rtt < mi.packets_sent or mi.n_rtt < self.p.min_mi_packets):
+                or 2 * mi.packets_acked < mi.packets_sent
+                or mi.packets_acked < self.p.min_mi_packets or mi.n_rtt < 3):
             return
         # Cheap test first: most ACKs end here.
         gradient = mi.rtt_gradient()
@@ -230,8 +240,19 @@ class Vivace(PccSender):
         self._enter_probing()
         return Verdict("timeout", self.rate - old)
 
+    def on_timeout_undone(self, now: float, rate: float) -> Verdict:
+        old = self.rate
+        self.rate = rate
+        self.direction, self.tau, self.k = 0, 0, 0
+        self._enter_probing()
+        return Verdict("timeout-undone", self.rate - old)
+
     def _starting(self, result: MiResult, utility: float) -> Verdict:
-        action = self.slow_start.on_result(result.target_rate, utility, self.rate)
+        action = self.slow_start.on_result(
+            result.target_rate, utility, self.rate, delivery=result.delivery_rate,
+            latency_only=result.loss < self.p.ss_loss_ignore)
+        if action == "pipe-growing":
+            return Verdict("hold:pipe-growing")
         if action == "double":
             old = self.rate
             self.rate = self.clamp(2 * self.rate)
@@ -349,14 +370,18 @@ class Vivace(PccSender):
         if behind and utility >= ref_utility:
             self._enter_probing()
             return Verdict("probe-again")
-        gamma = 0.0 if small or behind else (
+        gamma = 0.0 if small or (behind and not self.p.continue_from_reference) else (
             (utility - ref_utility) / (self.mbps(rate) - self.mbps(self._ref_rate)))
         if gamma != 0.0 and (gamma > 0) == (self.direction > 0):
             self.tau += 1
-            self._set_ref(result, raw_utility)
+            if behind:
+                base = self._ref_rate  # the reference stays the best point measured
+            else:
+                base = rate
+                self._set_ref(result, raw_utility)
             step = self._step(gamma)
             old = self.rate
-            self.rate = self.clamp(rate + step)
+            self.rate = self.clamp(base + step)
             self.new_epoch()
             return Verdict("continue", self.rate - old)
         # The gradient turned (or a small step did worse).
@@ -391,8 +416,11 @@ class Vivace(PccSender):
     def _step(self, gamma: float) -> float:
         """Signed rate change in bytes/s for utility gradient `gamma` (per Mbit/s)."""
         p = self.p
-        change_mbps = p.theta0 * self.amplifier(self.tau) * gamma
         rate_mbps = self.mbps(self.rate)
+        theta = p.theta0
+        if p.theta_rate_ref_mbps > 0:
+            theta *= max(1.0, rate_mbps / p.theta_rate_ref_mbps)
+        change_mbps = theta * self.amplifier(self.tau) * gamma
         ratio = abs(change_mbps) / rate_mbps if rate_mbps > 0 else 0.0
         omega = self.boundary()
         if ratio > omega:

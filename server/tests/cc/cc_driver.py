@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pccstream.cc.base import Controller
 from pccstream.cc.pcc_sender import PccSender
 from pccstream.cc.sim import SimPacket
 
@@ -70,9 +71,7 @@ class Driver:
             assert p.sent_time is not None
             t = max(p.sent_time + sample.rtt + sample.slope * (p.sent_time - start), last)
             last = t
-            ctrl.rtt_stats.update(t - p.sent_time)
-            ctrl.on_rtt_sample(t, t - p.sent_time)
-            ctrl.on_packet_acked(t, p)
+            ack_frame(ctrl, t, p)
         self.now = max(last, mi.end_time) + 1e-6
         if lost:
             ctrl.on_packets_lost(self.now, lost)
@@ -94,3 +93,14 @@ class Driver:
 
     def run(self, n: int) -> list[dict[str, Any]]:
         return [self.mi() for _ in range(n)]
+
+
+def ack_frame(ctrl: Controller, t: float, *packets: SimPacket) -> None:
+    """One ACK frame at `t` acknowledging `packets`, in aioquic's order: every packet, then
+    the frame's RTT sample from its largest (last) packet, with no ACK delay."""
+    for p in packets:
+        ctrl.on_packet_acked(t, p)
+    sent = packets[-1].sent_time
+    assert sent is not None
+    ctrl.rtt_stats.update(t - sent)
+    ctrl.on_rtt_sample(t, t - sent)

@@ -12,7 +12,7 @@ from pccstream.cc.pcc_sender import MiTag
 from pccstream.cc.utility import MBIT
 from pccstream.cc.vivace import Vivace, VivaceParams
 
-from .cc_driver import MSS, Driver, PathSample, SimPacket, fluid_path
+from .cc_driver import MSS, Driver, PathSample, SimPacket, ack_frame, fluid_path
 
 
 def mbps(rate_bytes: float) -> float:
@@ -50,17 +50,44 @@ def feed_probes(v: Vivace, u_hi: float, u_lo: float, *, loss_hi: float = 0.0,
 
 def test_slow_start_doubles_until_utility_falls_then_probes() -> None:
     d = Driver(Vivace(), fluid_path(12))
-    events = d.run(5)
-    assert [e["decision"] for e in events] == ["double"] * 4 + ["exit-slow-start"]
-    assert [round(e["target_rate_bps"] / 1e6) for e in events] == [1, 2, 4, 8, 16]
+    events = d.run(6)
+    # 16 Mbit/s delivered 12, 1.5 x the best delivery so far (8): the pipe may still grow,
+    # so that rate is measured once more; delivered at 12 again, the pipe is full.
+    assert [e["decision"] for e in events] == (
+        ["double"] * 4 + ["hold:pipe-growing", "exit-slow-start"])
+    assert [round(e["target_rate_bps"] / 1e6) for e in events] == [1, 2, 4, 8, 16, 16]
     v = d.ctrl
     # The 16 Mbit/s MI was delivered at the 12 Mbit/s bottleneck: continue just under it.
     assert events[-1]["delivery_rate_bps"] / 1e6 == pytest.approx(12.0, rel=0.02)
     assert v.state == "probing" and mbps(v.rate) == pytest.approx(12.0 * 0.95, rel=0.02)
     # Without that, from the last good rate (the thesis).
-    d = Driver(Vivace(VivaceParams(ss_exit_on_delivery=False)), fluid_path(12))
-    d.run(5)
+    d = Driver(Vivace(VivaceParams(ss_exit_on_delivery=False, ss_full_pipe_growth=0.0)),
+               fluid_path(12))
+    events = d.run(5)
+    assert [e["decision"] for e in events] == ["double"] * 4 + ["exit-slow-start"]
     assert mbps(d.ctrl.rate) == pytest.approx(8.0)
+
+
+def test_slow_start_holds_through_an_rtt_rise_while_the_pipe_still_grows() -> None:
+    # A path whose RTT climbs 20 % of elapsed time at 4 Mbit/s only (a busy host, not a
+    # queue: every rate is delivered in full). Latency alone would end slow start at 4; the
+    # 4 Mbit/s MI was delivered twice as fast as the best before it, so the rate is held,
+    # measured clean the second time, and doubling goes on.
+    calls = {"n": 0}
+
+    def path(rate: float) -> PathSample:
+        if round(rate) == 4:
+            calls["n"] += 1
+            if calls["n"] == 1:
+                return PathSample(rtt=0.03, slope=0.2)
+        return PathSample(rtt=0.03)
+    d = Driver(Vivace(), path)
+    events = d.run(6)
+    assert [e["decision"] for e in events] == (
+        ["double"] * 2 + ["hold:pipe-growing", "double", "double", "double"])
+    d = Driver(Vivace(VivaceParams(ss_full_pipe_growth=0.0)), path)
+    calls["n"] = 0
+    assert d.run(3)[-1]["decision"] == "exit-slow-start"
 
 
 def test_slow_start_exit_never_below_the_last_good_rate() -> None:
@@ -232,7 +259,7 @@ def test_stale_results_are_not_acted_on() -> None:
     p = SimPacket(0, d.now, MSS, 0)
     v.queue.on_sent(d.now, MSS)
     v.queue.close_current()
-    v.on_packet_acked(d.now + 0.03, p)
+    ack_frame(v, d.now + 0.03, p)
     assert d.events[-1]["decision"] == "stale"
 
 
@@ -277,7 +304,7 @@ def _one_mi_then_dark(v: Vivace, *, acked: int) -> tuple[Driver, float, float, f
         d.now += 0.002
     for p in packets[:acked]:
         assert p.sent_time is not None
-        v.on_packet_acked(p.sent_time + 0.03, p)
+        ack_frame(v, p.sent_time + 0.03, p)
     return d, rate, start, packets[-1].sent_time or 0.0
 
 
@@ -385,11 +412,25 @@ def test_step_short_of_the_reference_keeps_the_better_rate() -> None:
     r = result(10.1, tag=MiTag(v.epoch, "move"))
     assert v.on_mi_finished(0.0, r, 1.5).decision == "probe-again"  # better: stay
     assert mbps(v.rate) == pytest.approx(10.1) and v.state == "probing"
-    v = probing_vivace(10.0, theta0=0.1)
+    v = probing_vivace(10.0, theta0=0.1, continue_from_reference=False)
     feed_probes(v, 1.0, 0.0)
     r = result(10.1, tag=MiTag(v.epoch, "move"))
     assert v.on_mi_finished(0.0, r, 0.5).decision == "reverse"  # worse: the probe's rate
     assert mbps(v.rate) == pytest.approx(10.5)
+
+
+def test_step_short_of_the_reference_that_did_worse_continues_from_it() -> None:
+    # The 10.1 MI did worse than the 10.5 probe: the gradient between them still points up,
+    # so the climb goes on from the probe's rate with the amplifier growing (tau 1 -> 2).
+    v = probing_vivace(10.0, theta0=0.1)
+    feed_probes(v, 1.0, 0.0)
+    assert v.tau == 1
+    r = result(10.1, tag=MiTag(v.epoch, "move"))
+    verdict = v.on_mi_finished(0.0, r, 0.5)
+    assert verdict.decision == "continue" and v.tau == 2 and v.state == "moving"
+    # gamma = (1 - 0.5) / 0.4 = 1.25 per Mbit/s; step theta0 * m(2) * gamma = 0.25
+    assert mbps(v.rate) == pytest.approx(10.75)
+    assert mbps(v._ref_rate) == pytest.approx(10.5)  # the probe stays the reference
 
 
 def test_small_step_that_grew_the_queue_is_undone() -> None:
@@ -455,8 +496,7 @@ def test_early_reverse_on_half_the_acks(enabled: bool) -> None:
     # The queue grows by 20 % of the elapsed time: a clear RTT gradient.
     for i, p in enumerate(mi_packets[:15]):
         t = (p.sent_time or 0.0) + 0.03 + 0.2 * ((p.sent_time or 0.0) - start)
-        v.rtt_stats.update(t - (p.sent_time or 0.0))
-        v.on_packet_acked(t, p)
+        ack_frame(v, t, p)
         if i < 14:
             assert len(d.events) == events_before  # not before half the MI is acked
     if enabled:
@@ -474,7 +514,7 @@ def test_early_reverse_waits_when_half_the_acks_show_no_growth() -> None:
     v.queue.close_current()
     n = len(d.events)
     for p in mi_packets[:20]:
-        v.on_packet_acked((p.sent_time or 0.0) + 0.03, p)
+        ack_frame(v, (p.sent_time or 0.0) + 0.03, p)
     assert len(d.events) == n and v.state == "moving"
 
 
@@ -487,7 +527,7 @@ def test_loss_only_profile_never_reverses_early() -> None:
     n = len(d.events)
     for p in mi_packets[:20]:
         sent = p.sent_time or 0.0
-        v.on_packet_acked(sent + 0.03 + 0.2 * (sent - start), p)
+        ack_frame(v, sent + 0.03 + 0.2 * (sent - start), p)
     assert len(d.events) == n
 
 
@@ -518,3 +558,16 @@ def test_moving_step_and_reference_pool_their_loss(confidence: float, decision: 
     # The step to 12 Mbit/s drew one random loss more in 30 packets.
     r = result(12.0, tag=MiTag(v.epoch, "move"), loss=2 / 30)
     assert v.on_mi_finished(0.0, r, v.mi_utility(r)[0]).decision == decision
+
+
+def test_step_grows_with_the_rate_above_the_reference_rate() -> None:
+    # gamma 1 per Mbit/s, tau 1: 0.3 Mbit/s at or below 12 Mbit/s (thesis), and the same
+    # fraction of the rate above it (48 Mbit/s: 4 x 0.3), so it stays measurable against
+    # the probes' eps * r.
+    for rate, expected in ((6.0, 0.3), (12.0, 0.3), (48.0, 1.2)):
+        v = probing_vivace(rate)
+        v.tau = 1
+        assert mbps(v._step(1.0)) == pytest.approx(expected)
+    v = probing_vivace(48.0, theta_rate_ref_mbps=0.0)
+    v.tau = 1
+    assert mbps(v._step(1.0)) == pytest.approx(0.3)

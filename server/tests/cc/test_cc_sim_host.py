@@ -1,0 +1,119 @@
+"""The link model's host effects (ACK batching, host stalls, RTT steps, a video viewer) and
+the PCC changes they motivate: per-ACK RTT samples, the spurious-timeout undo."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pccstream.cc.registry import create_controller
+from pccstream.cc.sim import (
+    BROWSER_HOST,
+    Link,
+    Receiver,
+    Simulator,
+    VideoPlayer,
+    scenario_video,
+)
+
+
+def _run(name: str, link: Link, *, until: float, receiver: Receiver | None = None,
+         params: dict[str, str] | None = None, seed: int = 1
+         ) -> tuple[Simulator, Any, list[dict[str, Any]]]:
+    sim = Simulator(link, seed=seed, receiver=receiver)
+    ctrl = create_controller(name, params or {}, seed=seed)
+    events: list[dict[str, Any]] = []
+    sim.add_flow(ctrl)
+    ctrl.event_sink = events.append
+    sim.run(until)
+    return sim, ctrl, events
+
+
+def test_receiver_batches_acks_and_reports_their_delay() -> None:
+    sim, ctrl, _ = _run("cubic", Link(12.0, 0.03, 100_000), until=2.0,
+                        receiver=Receiver(ack_every=10, max_ack_delay=0.025))
+    # One RTT sample per frame: the estimator removed the ACK delay, so the smoothed RTT stays
+    # near the path's 30 ms (plus queueing) although most packets waited for a batch.
+    assert 0.029 < ctrl.rtt_stats.min_rtt < 0.031
+    assert sim.flows[0].stats.delivered_total > 1_000_000
+
+
+def test_rtt_steps_never_reorder_packets() -> None:
+    link = Link(12.0, 0.1, 100_000, rtt_schedule=[(1.0, 0.01)])
+    sim, _, _ = _run("vivace", link, until=3.0)
+    acks = [t for t, _ in sim.flows[0].stats.delivered]
+    assert acks == sorted(acks)
+    # After the step the path is 10 ms long.
+    late = sim.flows[0].stats.rtt_samples(2.5, 3.0)
+    assert min(late) == pytest.approx(0.01, abs=0.002)
+
+
+def test_host_stalls_are_seeded_and_delay_packets() -> None:
+    rx = Receiver(stall_rate=20.0, stall_s=0.004)
+    a, _, _ = _run("cubic", Link(12.0, 0.03, 100_000), until=3.0, receiver=rx)
+    b, _, _ = _run("cubic", Link(12.0, 0.03, 100_000), until=3.0, receiver=rx)
+    assert a.flows[0].stats.rtts == b.flows[0].stats.rtts
+    clean, _, _ = _run("cubic", Link(12.0, 0.03, 100_000), until=3.0)
+    assert max(r for _, r in a.flows[0].stats.rtts) > max(r for _, r in clean.flows[0].stats.rtts)
+
+
+def test_video_player_counts_startup_and_stalls() -> None:
+    # 5 Mbit/s video on a 4 Mbit/s link: playback starts after the first 2 s segment and
+    # then has to stall for about a fifth of the time.
+    sim = Simulator(Link(4.0, 0.03, 100_000), seed=1)
+    player = VideoPlayer(5.0, request_rtt=0.03)
+    player.flow = sim.add_flow(create_controller("cubic", seed=1), app=player)
+    sim.run(30.0)
+    player(30.0)
+    assert player.startup_at is not None and 2.0 < player.startup_at < 4.0
+    assert 0.1 < player.buffering_ratio < 0.3
+
+
+def test_per_ack_rtt_samples_see_less_host_noise() -> None:
+    # An uncongested 200 Mbit/s path, Vivace capped at 20 Mbit/s: every significant RTT
+    # gradient is noise from ACK batching and host stalls.
+    def false_gradients(per_ack: str) -> int:
+        rx = Receiver(ack_every=10, max_ack_delay=0.025, stall_rate=20.0, stall_s=0.004)
+        _, _, events = _run("vivace", Link(200.0, 0.03, 10_000_000), until=10.0, receiver=rx,
+                            params={"rtt_per_ack": per_ack, "max_rate_mbps": "20"})
+        return sum(1 for e in events if e["type"] == "mi" and e["utility"] is not None
+                   and e["decision"] != "stale" and e["rtt_gradient"] > 0)
+    per_packet, per_ack = false_gradients("0"), false_gradients("1")
+    assert per_ack * 2 <= per_packet
+
+
+def _timeout_events(params: dict[str, str], link: Link, until: float
+                    ) -> tuple[Any, list[dict[str, Any]]]:
+    _, ctrl, events = _run("vivace", link, until=until, params=params, seed=2)
+    return ctrl, events
+
+
+def test_timeout_after_a_longer_path_is_undone() -> None:
+    # The RTT steps from 10 to 100 ms at 4 s (the thesis's redrawn RTT): no feedback for ten
+    # old RTTs times the MI out, but the late packets all arrive at the old rate.
+    link = Link(20.0, 0.01, 300_000, rtt_schedule=[(4.0, 0.1)])
+    ctrl, events = _timeout_events({}, link, 5.0)
+    decisions = [e["decision"] for e in events]
+    assert "timeout" in decisions and "timeout-undone" in decisions
+    assert ctrl.timeouts_undone >= 1
+    undone = next(e for e in events if e["decision"] == "timeout-undone")
+    assert undone["step_bps"] > 0
+    off, off_events = _timeout_events({"timeout_undo": "0"}, link, 5.0)
+    assert off.timeouts >= 1 and off.timeouts_undone == 0
+    assert "timeout-undone" not in [e["decision"] for e in off_events]
+
+
+def test_timeout_after_a_capacity_drop_stands() -> None:
+    # 20 -> 2 Mbit/s into a deep buffer: the late packets arrive ten times slower than sent.
+    link = Link(20.0, 0.03, 2_000_000, schedule=[(4.0, 2.0)])
+    ctrl, events = _timeout_events({}, link, 8.0)
+    assert ctrl.timeouts >= 1 and ctrl.timeouts_undone == 0
+
+
+def test_video_scenario_is_deterministic_and_plays() -> None:
+    a = scenario_video("vivace", bitrate_mbps=15.0, seed=3, duration=12.0)
+    b = scenario_video("vivace", bitrate_mbps=15.0, seed=3, duration=12.0)
+    assert a == b
+    assert a.startup_s < 5.0 and a.throughput_mbps > 10.0
+    assert BROWSER_HOST.ack_every == 10
