@@ -215,33 +215,38 @@ def cache_dir() -> Path:
 
 
 def find_or_make_media(design: Design, explicit: str | None) -> Path:
-    """`--media`, else a cached or default media directory with the ladder and at least
-    duration + margin seconds, else encode one into the cache."""
-    need_s = design.duration_s + MEDIA_MARGIN_S
+    """The design's media: `--media` or the cache (see `media_for_ladder`)."""
+    return media_for_ladder(design.ladder, design.duration_s, explicit, who="pccstream ab")
+
+
+def media_for_ladder(
+    ladder: tuple[int, ...], duration_s: float, explicit: str | None, *, who: str
+) -> Path:
+    """`explicit` (checked), else a cached or default media directory with renditions
+    `ladder` (kbit/s) and at least duration + margin seconds, else encode one into the cache."""
+    need_s = duration_s + MEDIA_MARGIN_S
     if explicit:
         media = Path(explicit)
         if not (media / "manifest.json").is_file():
             raise UserError(f"--media {media}: no manifest.json (make one with pccstream media)")
-        if not _manifest_fits(media, design.ladder, design.duration_s):
+        if not _manifest_fits(media, ladder, duration_s):
             raise UserError(
-                f"--media {media}: needs renditions {list(design.ladder)} kbit/s and at least "
-                f"{design.duration_s:g} s of video"
+                f"--media {media}: needs renditions {list(ladder)} kbit/s and at least "
+                f"{duration_s:g} s of video"
             )
         return media
-    ladder_name = "-".join(f"{k}k" for k in design.ladder)
+    ladder_name = "-".join(f"{k}k" for k in ladder)
     candidates = [REPO / "media" / "default"]
     root = cache_dir()
     if root.is_dir():
         candidates += sorted(root.glob(f"{ladder_name}-*s"))
     for candidate in candidates:
-        if _manifest_fits(candidate, design.ladder, need_s):
+        if _manifest_fits(candidate, ladder, need_s):
             return candidate
     duration = int(math.ceil(need_s / 10.0) * 10)
     out = root / f"{ladder_name}-{duration}s"
     out.parent.mkdir(parents=True, exist_ok=True)
-    print(
-        f"pccstream ab: encoding {duration} s of media at {ladder_name} into {out}", file=sys.stderr
-    )
+    print(f"{who}: encoding {duration} s of media at {ladder_name} into {out}", file=sys.stderr)
     command = [
         sys.executable,
         "-m",
@@ -253,7 +258,7 @@ def find_or_make_media(design: Design, explicit: str | None) -> Path:
         "--duration",
         str(duration),
         "--ladder",
-        ",".join(f"{k}k" for k in design.ladder),
+        ",".join(f"{k}k" for k in ladder),
         "--force",
     ]
     result = subprocess.run(command, stderr=subprocess.PIPE, text=True)

@@ -15,6 +15,7 @@ from pccstream.bench.leaderboard import (
     plot_leaderboard,
     run_leaderboard,
 )
+from pccstream.bench.sustain import DEFAULT_BITRATES_KBPS
 from pccstream.bench.transfer import Arm, TransferSettings, run_transfer_sync
 from pccstream.errors import UserError
 
@@ -62,6 +63,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     transfer.add_argument("--json", action="store_true", help="print only the JSON result")
     transfer.set_defaults(func=_transfer)
     _register_leaderboard(commands)
+    _register_sustain(commands)
 
 
 def _transfer(args: argparse.Namespace) -> int:
@@ -157,6 +159,80 @@ def _leaderboard(args: argparse.Namespace) -> int:
         print(json.dumps(result, indent=2))
     else:
         print(format_table(result["rows"]))
+    return 0
+
+
+def _register_sustain(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    sustain = commands.add_parser(
+        "sustain",
+        help="which fixed video bitrates this machine streams and plays (browser, server, "
+        "emulator CPU)",
+        description="Per bitrate: the fixed-bitrate video through the emulator on a link of "
+        "HEADROOM x the bitrate (10 ms RTT, big queue) with a non-limiting controller, one "
+        "headless Chromium viewer; prints JSON with throughput, per-process CPU, dropped "
+        "frames, buffering ratio and a verdict.",
+    )
+    sustain.add_argument(
+        "--bitrates",
+        default=",".join(str(k) for k in DEFAULT_BITRATES_KBPS),
+        metavar="KBPS,...",
+        help="video bitrates, kbit/s (default 15000,30000,50000,95000)",
+    )
+    sustain.add_argument("--duration", type=float, default=20.0, help="seconds per rate (20)")
+    sustain.add_argument(
+        "--cc", default="cubic", help="controller, NAME[:KEY=VALUE...] (default cubic)"
+    )
+    sustain.add_argument(
+        "--headroom", type=float, default=1.1, help="link rate / bitrate (default 1.1)"
+    )
+    sustain.add_argument("--rtt", type=float, default=10.0, metavar="MS", help="RTT (10 ms)")
+    sustain.add_argument(
+        "--queue-ms", type=float, default=100.0, metavar="MS",
+        help="queue size as time at the link rate (default 100 ms = 10 BDP)",
+    )
+    sustain.add_argument(
+        "--direct", action="store_true",
+        help="no emulator: the player dials the server (isolates decoding cost)",
+    )
+    sustain.add_argument(
+        "--media", metavar="DIR",
+        help="media directory with every bitrate (default: as `pccstream ab`, made with "
+        "`pccstream media synth` into .cache/media and reused)",
+    )
+    sustain.set_defaults(func=_sustain)
+
+
+def _sustain(args: argparse.Namespace) -> int:
+    from pccstream.ab.cli import media_for_ladder
+    from pccstream.bench.sustain import SustainSettings, parse_bitrates, run_sustain_sync
+
+    bitrates = parse_bitrates(args.bitrates)
+    if not 0 < args.duration <= 3600:
+        raise UserError(f"--duration {args.duration:g}: must be in (0, 3600] seconds")
+    if not 1.0 <= args.headroom <= 10.0:
+        raise UserError(f"--headroom {args.headroom:g}: must be within 1..10 (link / bitrate)")
+    if not 0 < args.rtt <= 2000:
+        raise UserError(f"--rtt {args.rtt:g}: must be in (0, 2000] ms")
+    if not 0 < args.queue_ms <= 10_000:
+        raise UserError(f"--queue-ms {args.queue_ms:g}: must be in (0, 10000] ms")
+    arm = Arm.parse(args.cc)
+    settings = SustainSettings(
+        bitrates_kbps=bitrates,
+        duration_s=args.duration,
+        cc=arm.cc,
+        cc_params=tuple(arm.params.items()),
+        headroom=args.headroom,
+        rtt_ms=args.rtt,
+        queue_ms=args.queue_ms,
+        direct=args.direct,
+    )
+    media = media_for_ladder(
+        tuple(sorted(bitrates)), args.duration, args.media, who="pccstream bench sustain"
+    )
+    result = run_sustain_sync(
+        settings, media, lambda line: print(line, file=sys.stderr, flush=True)
+    )
+    print(json.dumps(result, indent=2))
     return 0
 
 

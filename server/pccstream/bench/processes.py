@@ -108,6 +108,11 @@ class ServerProcess:
         self.info = json.loads(ready.read_text())
         return self.info
 
+    @property
+    def pid(self) -> int:
+        assert self._process is not None
+        return self._process.pid
+
     def cpu_seconds(self) -> float:
         """User + system CPU seconds the server has used so far."""
         assert self._process is not None

@@ -70,6 +70,12 @@ def register(subparsers: Any) -> None:
 
     lst = sub.add_parser("scenarios", help="list scenario names")
     lst.add_argument("--json", action="store_true")
+    lst.add_argument(
+        "--tag", metavar="TAG", help="only scenarios with this tag (e.g. cellular)"
+    )
+    lst.add_argument(
+        "--names", action="store_true", help="names only, one a line (for shell loops)"
+    )
     lst.set_defaults(func=_run_list)
 
 
@@ -145,11 +151,20 @@ def _run_blast(args: argparse.Namespace) -> int:
 def _run_list(args: argparse.Namespace) -> int:
     from pccstream.emulator.scenario import list_scenarios, load_scenario
 
-    names = list_scenarios()
+    scenarios = everything = {name: load_scenario(name) for name in list_scenarios()}
+    if args.tag is not None:
+        scenarios = {n: sc for n, sc in everything.items() if args.tag in sc.tags}
+        if not scenarios:
+            known = sorted({t for sc in everything.values() for t in sc.tags})
+            raise UserError(
+                f"--tag {args.tag!r}: no scenario has it (tags: {', '.join(known) or 'none'})"
+            )
     if args.json:
-        print(json.dumps(names))
+        print(json.dumps(list(scenarios)))
+    elif args.names:
+        print("\n".join(scenarios))
     else:
-        for n in names:
-            print(f"{n:28s} {load_scenario(n).description}")
+        for n, sc in scenarios.items():
+            print(f"{n:28s} {sc.description}")
     return 0
 

@@ -185,6 +185,8 @@ class TimelineEntry:
 class Scenario:
     name: str
     description: str = ""
+    # Named sets a benchmark can iterate over (`pccstream emulate scenarios --tag cellular`).
+    tags: tuple[str, ...] = ()
     source: str = "<settings>"
     params: dict[str, float] = field(default_factory=dict)
     seed: int = 1
@@ -322,7 +324,9 @@ class _Locator:
         return table_line
 
 
-_KNOWN_TOP = {"name", "description", "seed", "params", "link", "down", "up", "timeline"}
+_KNOWN_TOP = {"name", "description", "tags", "seed", "params", "link", "down", "up",
+              "timeline"}
+_TAG_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _KNOWN_DIR = {"rate", "rate_mbps", "rate_kbps", "trace", "delay_ms", "rtt_ms", "loss", "queue"}
 _KNOWN_TL = {"at_s", "every_s", "start_s", "until_s", "direction", "rate", "rate_mbps",
              "rate_kbps", "trace", "delay_ms", "rtt_ms", "loss"}
@@ -417,8 +421,15 @@ def _build(
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise UserError(f"{loc.where(None, 'seed')}: seed must be an integer")
 
-    sc = Scenario(name=name, description=str(data.get("description", "")), source=loc.source,
-                  params=params, seed=seed)
+    tags = data.get("tags", [])
+    if not isinstance(tags, list) or not all(
+        isinstance(t, str) and _TAG_RE.match(t) for t in tags
+    ):
+        raise UserError(f"{loc.where(None, 'tags')}: tags must be a list of lowercase words "
+                        "(letters, digits, '-'), e.g. [\"cellular\"]")
+
+    sc = Scenario(name=name, description=str(data.get("description", "")), tags=tuple(tags),
+                  source=loc.source, params=params, seed=seed)
     link = data.get("link", {})
     for dname in DIRECTIONS:
         spec = DirectionSpec()

@@ -1,7 +1,8 @@
 """Bitrate ladders: `300k,750k,1500k,3000k` → typed rungs with a resolution each.
 
 A rung's resolution follows from its bitrate (a conventional ABR ladder), so a single
-`--ladder 3000k,6000k,12000k` is enough to describe an experiment.
+`--ladder 3000k,6000k,12000k` is enough to describe an experiment; `50M@1280x720` sets one
+rung's resolution explicitly.
 """
 
 from __future__ import annotations
@@ -28,6 +29,10 @@ _RESOLUTIONS: tuple[tuple[int, int, int], ...] = (
 _TOP_RESOLUTION = (1920, 1080)
 
 _BITRATE_RE = re.compile(r"^(\d+(?:\.\d+)?)([kKmM]?)$")
+_RESOLUTION_RE = re.compile(r"^(\d+)[xX](\d+)$")
+# Even sizes (4:2:0 chroma); the upper bound is 4K, the lower keeps the burned-in code legible.
+_MIN_HEIGHT = 144
+_MAX_WIDTH, _MAX_HEIGHT = 3840, 2160
 
 
 @dataclass(frozen=True)
@@ -72,8 +77,30 @@ def resolution_for(bitrate_bps: int) -> tuple[int, int]:
     return _TOP_RESOLUTION
 
 
+def parse_resolution(text: str) -> tuple[int, int]:
+    """`1280x720` → (1280, 720): even, at least 144 high, wide enough for the burned-in code
+    (1.6 × height), at most 3840x2160."""
+    match = _RESOLUTION_RE.match(text.strip())
+    if match is None:
+        raise UserError(f"bad resolution {text!r}: expected WIDTHxHEIGHT, e.g. 1280x720")
+    width, height = int(match.group(1)), int(match.group(2))
+    if width % 2 or height % 2:
+        raise UserError(f"bad resolution {text!r}: width and height must be even")
+    if not _MIN_HEIGHT <= height <= _MAX_HEIGHT or width > _MAX_WIDTH:
+        raise UserError(
+            f"bad resolution {text!r}: must be within {_MAX_WIDTH}x{_MAX_HEIGHT} and at least "
+            f"{_MIN_HEIGHT} high"
+        )
+    if width * 10 < height * 16:
+        raise UserError(
+            f"bad resolution {text!r}: narrower than 1.6 x height (the burned-in frame code)"
+        )
+    return width, height
+
+
 def parse_ladder(text: str) -> tuple[Rung, ...]:
-    """Parse a comma-separated ladder; returns rungs sorted by ascending bitrate."""
+    """Parse a comma-separated ladder (`BITRATE` or `BITRATE@WxH` items); returns rungs
+    sorted by ascending bitrate."""
     if not text.strip():
         raise UserError("bad ladder '': expected bitrates like 300k,750k,1500k")
     seen: dict[int, str] = {}
@@ -81,8 +108,10 @@ def parse_ladder(text: str) -> tuple[Rung, ...]:
     for position, item in enumerate(text.split(","), start=1):
         if not item.strip():
             raise UserError(f"bad ladder {text!r}: item {position} is empty")
+        bitrate_text, at, resolution_text = item.partition("@")
         try:
-            bps = parse_bitrate(item)
+            bps = parse_bitrate(bitrate_text)
+            size = parse_resolution(resolution_text) if at else resolution_for(bps)
         except UserError as exc:
             raise UserError(f"bad ladder {text!r}: item {position}: {exc}") from None
         if bps in seen:
@@ -90,6 +119,6 @@ def parse_ladder(text: str) -> tuple[Rung, ...]:
                 f"bad ladder {text!r}: item {position} {item.strip()!r} duplicates {seen[bps]!r}"
             )
         seen[bps] = item.strip()
-        width, height = resolution_for(bps)
+        width, height = size
         rungs.append(Rung(id=rung_id(bps), bitrate_bps=bps, width=width, height=height))
     return tuple(sorted(rungs, key=lambda r: r.bitrate_bps))

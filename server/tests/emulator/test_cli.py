@@ -42,3 +42,15 @@ def test_impossible_parameters_refused(capsys) -> None:
 def test_scenarios_list(capsys) -> None:
     assert main(["emulate", "scenarios", "--json"]) == 0
     assert "verizon-lte-short" in json.loads(capsys.readouterr().out)
+
+
+def test_scenarios_by_tag(capsys) -> None:
+    assert main(["emulate", "scenarios", "--tag", "cellular", "--names"]) == 0
+    names = capsys.readouterr().out.split()
+    assert "verizon-evdo-driving" in names and "satellite" not in names
+
+
+def test_scenarios_unknown_tag(capsys) -> None:
+    assert main(["emulate", "scenarios", "--tag", "nosuch"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "--tag 'nosuch'" in err and "cellular" in err

@@ -14,6 +14,24 @@ REQUIRED = [
     "att-lte-driving",
 ]
 
+# Every shipped mahimahi cellular trace (infra/traces/SOURCE.txt) with the numbers that
+# infra/scenarios/README.md documents: (down trace, up trace, down Mbit/s, down period s).
+CELLULAR = {
+    "att-lte-driving": ("ATT-LTE-driving.down", "ATT-LTE-driving.up", 5.187, 786.112),
+    "att-lte-driving-2016": (
+        "ATT-LTE-driving-2016.down", "ATT-LTE-driving-2016.up", 4.572, 120.002,
+    ),
+    "tmobile-lte-driving": ("TMobile-LTE-driving.down", "TMobile-LTE-short.up", 12.804, 474.609),
+    "tmobile-lte-short": ("TMobile-LTE-short.down", "TMobile-LTE-short.up", 16.747, 139.986),
+    "tmobile-umts-driving": (
+        "TMobile-UMTS-driving.down", "TMobile-UMTS-driving.up", 2.025, 928.424,
+    ),
+    "verizon-evdo-driving": (
+        "Verizon-EVDO-driving.down", "Verizon-EVDO-driving.up", 0.522, 1062.016,
+    ),
+    "verizon-lte-short": ("Verizon-LTE-short.down", "Verizon-LTE-short.up", 5.041, 140.0),
+}
+
 
 def test_required_scenarios_ship() -> None:
     assert set(REQUIRED) <= set(list_scenarios())
@@ -47,6 +65,27 @@ def test_verizon_is_the_contest_setup() -> None:
     assert trace is not None
     assert abs(trace.average_bps() / 1e6 - 5.04) < 0.01
     assert (scenarios_dir().parent / "traces" / "SOURCE.txt").is_file()
+
+
+def test_cellular_tag_is_every_trace_in_the_contest_setup() -> None:
+    tagged = [n for n in list_scenarios() if "cellular" in load_scenario(n).tags]
+    assert tagged == sorted(CELLULAR)
+    shipped = {p.name for p in (scenarios_dir().parent / "traces").glob("*.down")}
+    assert shipped == {down for down, _, _, _ in CELLULAR.values()}
+
+
+@pytest.mark.parametrize("name", sorted(CELLULAR))
+def test_cellular_scenario(name: str) -> None:
+    down_name, up_name, mbps, period_s = CELLULAR[name]
+    sc = load_scenario(name)
+    assert sc.down.trace is not None and sc.down.trace.name == down_name
+    assert sc.up.trace is not None and sc.up.trace.name == up_name
+    for spec in (sc.down, sc.up):
+        assert spec.delay_ms == 20 and spec.queue == "infinite" and spec.loss == 0.0
+    trace = sc.down.build_trace()
+    assert trace is not None
+    assert trace.average_bps() / 1e6 == pytest.approx(mbps, abs=0.001)
+    assert trace.period_ms / 1000 == pytest.approx(period_s)
 
 
 def test_parameters_and_inline_syntax() -> None:
@@ -104,6 +143,8 @@ def test_path_and_json_scenarios(write, tmp_path: Path) -> None:
          "low > high"),
         ('[link]\nrate = \n', 2, "invalid TOML"),
         ('[down]\ntrace = "nope.down"\n', 2, "not found"),
+        ('name = "x"\ntags = "cellular"\n', 2, "tags must be a list"),
+        ('tags = ["Cellular LTE"]\n', 1, "tags must be a list"),
     ],
 )
 def test_bad_scenarios_name_file_and_line(write, text: str, line: int, what: str) -> None:
