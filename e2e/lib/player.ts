@@ -3,6 +3,7 @@ import type { Page } from '@playwright/test';
 /** The player's `window.pccstream.metrics()` contract (see README). */
 export interface PlayerMetrics {
   bufferingRatio: number;
+  bufferingRatioWithStartup: number;
   startupDelayMs: number;
   stallCount: number;
   stallSeconds: number;
@@ -12,6 +13,10 @@ export interface PlayerMetrics {
   segments: Array<{ index: number; rendition: number; bytes: number; downloadMs: number; throughputKbps: number }>;
   ended: boolean;
   error: string | null;
+  droppedFrames: number | null;
+  decodedFrames: number | null;
+  eventLoopLagP95Ms: number | null;
+  eventLoopLagMaxMs: number | null;
 }
 
 export async function metrics(page: Page): Promise<PlayerMetrics> {

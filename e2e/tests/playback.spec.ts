@@ -29,6 +29,12 @@ test('plays the whole stream over WebTransport to the end', async ({ page }, tes
   expect(m.startupDelayMs).toBeGreaterThan(0);
   expect(Math.abs(m.playSeconds - manifest.duration_s)).toBeLessThanOrEqual(1);
   expect(m.segments.length).toBeGreaterThan(0);
+  // CPU health: frames counted by the element, the main-thread lag probe ran after startup.
+  expect(m.decodedFrames).toBeGreaterThan(0);
+  expect(m.droppedFrames).toBeGreaterThanOrEqual(0);
+  expect(m.eventLoopLagP95Ms).not.toBeNull();
+  expect(m.eventLoopLagMaxMs).toBeGreaterThanOrEqual(m.eventLoopLagP95Ms ?? 0);
+  expect(m.bufferingRatioWithStartup).toBeGreaterThan(m.bufferingRatio);
   await page.screenshot({ path: testInfo.outputPath('clean-run.png') });
 });
 

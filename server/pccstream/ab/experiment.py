@@ -18,6 +18,7 @@ from typing import Any
 from pccstream.ab.design import Design, schedule
 from pccstream.ab.progress import Progress
 from pccstream.ab.runner import RunFailed, Runner
+from pccstream.ab.starvation import starvation
 from pccstream.ab.store import Store
 from pccstream.errors import UserError
 
@@ -64,7 +65,13 @@ def _summary(record: dict[str, Any]) -> str:
         f"throughput {fmt('throughput_mbps', 1, ' Mbit/s')}",
         f"p95 queue {fmt('p95_queue_delay_ms', 1, ' ms')}",
     ]
-    return ", ".join(parts)
+    dropped, decoded = record.get("dropped_frames"), record.get("decoded_frames")
+    if dropped is not None and decoded is not None:
+        parts.append(f"dropped {dropped:.0f}/{decoded:.0f} frames")
+    line = ", ".join(parts)
+    if record.get("cpu_starved"):
+        line += f" CPU-STARVED ({record.get('cpu_starved_reason')})"
+    return line
 
 
 async def wait_for_load(
@@ -146,6 +153,7 @@ async def run_experiment(
             config = record.setdefault("config", {})
             config["load_wait_s"] = round(load_wait_s, 1)
             config["max_load"] = max_load
+            record.update(starvation(record).columns())
             if record.get("overhead_s") is None:
                 record["overhead_s"] = round(record["wall_s"] - design.duration_s, 3)
             overheads.append(record["overhead_s"])

@@ -29,6 +29,22 @@ from pccstream.ab import stats  # noqa: E402
 from pccstream.ab.design import Design, schedule  # noqa: E402
 from pccstream.ab.store import Store, telemetry  # noqa: E402
 
+# Derived per run: dropped / decoded frames (the player's CPU health; pccstream.ab.starvation).
+DROPPED_FRAME_RATIO = "dropped_frame_ratio"
+
+
+def run_value(run: sqlite3.Row, column: str) -> float | None:
+    """A stored column, or a derived one (DROPPED_FRAME_RATIO)."""
+    if column == DROPPED_FRAME_RATIO:
+        dropped, decoded = run["dropped_frames"], run["decoded_frames"]
+        return dropped / decoded if dropped is not None and decoded else None
+    return run[column]
+
+
+def starved(run: sqlite3.Row) -> bool:
+    """The stored flag (pccstream.ab.starvation); unknown (old runs) counts as not starved."""
+    return bool(run["cpu_starved"])
+
 
 @dataclass(frozen=True)
 class Metric:
@@ -53,6 +69,8 @@ METRICS: tuple[Metric, ...] = (
     Metric("latency_p50_ms", "p50 glass-to-glass latency", "ms"),
     Metric("latency_p95_ms", "p95 glass-to-glass latency", "ms"),
     Metric("frames_skipped", "frames skipped", "count"),
+    Metric("buffering_ratio_with_startup", "buffering ratio incl. startup", "%", 100.0),
+    Metric(DROPPED_FRAME_RATIO, "dropped frames", "%", 100.0),
 )
 CDF_METRICS = ("buffering_ratio", "startup_delay_ms", "throughput_mbps", "p95_queue_delay_ms")
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2")
@@ -91,11 +109,37 @@ class ExperimentView:
         self.arms = list(self.design.arms)
         self.total = len(schedule(self.design))
 
-    def values(self, arm: str, column: str) -> list[float | None]:
-        return [r[column] for r in self.runs if r["arm"] == arm]
+    def values(self, arm: str, column: str, *, healthy_only: bool = False) -> list[float | None]:
+        """`healthy_only`: leave out the CPU-starved runs."""
+        return [
+            run_value(r, column)
+            for r in self.runs
+            if r["arm"] == arm and not (healthy_only and starved(r))
+        ]
 
     def by_block(self, arm: str, column: str) -> dict[int, float | None]:
-        return {r["block"]: r[column] for r in self.runs if r["arm"] == arm}
+        return {r["block"]: run_value(r, column) for r in self.runs if r["arm"] == arm}
+
+    def starved_runs(self, arm: str) -> int | None:
+        """CPU-starved runs of the arm; None when no run of it has the flag (old runs)."""
+        flags = [r["cpu_starved"] for r in self.runs if r["arm"] == arm]
+        if all(flag is None for flag in flags):
+            return None
+        return sum(1 for flag in flags if flag)
+
+    def starvation_warning(self) -> str | None:
+        """One line when any run was CPU-starved, else None."""
+        counts = {arm: self.starved_runs(arm) or 0 for arm in self.arms}
+        total = sum(counts.values())
+        if not total:
+            return None
+        per_arm = ", ".join(f"{arm} {n}" for arm, n in counts.items() if n)
+        reasons = sorted({str(r["cpu_starved_reason"]) for r in self.runs if starved(r)})
+        return (
+            f"{total} of {len(self.runs)} runs were CPU-starved ({per_arm}): "
+            f"{' | '.join(reasons)}. Their figures measure the machine, not the controller; "
+            "the means are also given without them."
+        )
 
     def example(self, arm: str) -> sqlite3.Row | None:
         runs = [r for r in self.runs if r["arm"] == arm]
@@ -103,15 +147,23 @@ class ExperimentView:
 
 
 def summary_table(
-    view: ExperimentView, seed: int, resamples: int
+    view: ExperimentView, seed: int, resamples: int, *, healthy_only: bool = False
 ) -> tuple[list[str], list[list[str]]]:
-    header = ["arm", "runs", *(f"{m.title} ({m.unit})" for m in METRICS)]
+    """Mean [CI] per arm; `healthy_only` leaves out the CPU-starved runs."""
+    header = ["arm", "runs", "CPU-starved", *(f"{m.title} ({m.unit})" for m in METRICS)]
     rows = []
     for arm in view.arms:
-        cells = [arm, str(len(view.values(arm, "wall_s")))]
+        starved_runs = view.starved_runs(arm)
+        cells = [
+            arm,
+            str(len(view.values(arm, "wall_s", healthy_only=healthy_only))),
+            "n/a" if starved_runs is None else str(0 if healthy_only else starved_runs),
+        ]
         for metric in METRICS:
             est = stats.bootstrap_ci(
-                view.values(arm, metric.column), seed=seed, resamples=resamples
+                view.values(arm, metric.column, healthy_only=healthy_only),
+                seed=seed,
+                resamples=resamples,
             )
             cells.append(est.format(metric.scale))
         rows.append(cells)
@@ -338,9 +390,15 @@ def experiment_section(view: ExperimentView, seed: int, resamples: int) -> str:
     parts.append(
         "<p class=note>Player metrics are the mean over the run's viewers; link metrics are "
         "the emulator's downlink (the shared bottleneck). Percentile bootstrap over runs, "
-        f"{resamples} resamples.</p>"
+        f"{resamples} resamples. CPU-starved: runs the starvation rule flagged (docs/ab.md); "
+        "dropped frames: dropped / decoded frames of the run.</p>"
     )
     parts.append(_table(header, rows))
+    warning = view.starvation_warning()
+    if warning is not None:
+        parts.append(f"<p class=warn>{html.escape(warning)}</p>")
+        parts.append("<h3>Mean per arm without the CPU-starved runs [95 % bootstrap CI]</h3>")
+        parts.append(_table(*summary_table(view, seed, resamples, healthy_only=True)))
     if len(view.arms) > 1:
         header, rows = paired_table(view, seed, resamples)
         parts.append(f"<h3>Paired differences against {html.escape(view.arms[0])}</h3>")
@@ -422,6 +480,12 @@ def markdown_tables(store: Store, *, seed: int | None = None, resamples: int = 1
         if not view.runs:
             continue
         out.append(_markdown_table(*summary_table(view, seed, resamples)) + "\n")
+        warning = view.starvation_warning()
+        if warning is not None:
+            out.append(f"**Warning:** {warning}\n")
+            out.append("Without the CPU-starved runs:\n")
+            table = summary_table(view, seed, resamples, healthy_only=True)
+            out.append(_markdown_table(*table) + "\n")
         if len(view.arms) > 1:
             out.append(f"Paired by block against {view.arms[0]}:\n")
             out.append(_markdown_table(*paired_table(view, seed, resamples)) + "\n")

@@ -27,6 +27,7 @@ import numpy as np
 
 from pccstream import __version__
 from pccstream.ab import browser as br
+from pccstream.ab import cpu
 from pccstream.ab.design import Arm, Design, Slot
 from pccstream.bench.processes import ServerProcess, endpoint_priority
 from pccstream.emulator.analyze import DirectionLog, analyze, parse_log
@@ -74,11 +75,16 @@ def player_query(design: Design, arm: Arm, emulator_port: int) -> str:
 
 
 def summarize_viewers(viewers: Sequence[dict[str, Any] | None]) -> dict[str, Any]:
-    """Per-run player scalars: the mean over viewers (startup over viewers that started)."""
+    """Per-run player scalars: the mean over viewers (startup over viewers that started; the
+    event-loop lag maximum is the worst viewer's)."""
 
     def mean(key: str) -> float | None:
         values = [v[key] for v in viewers if v and isinstance(v.get(key), int | float)]
         return float(np.mean(values)) if values else None
+
+    def worst(key: str) -> float | None:
+        values = [v[key] for v in viewers if v and isinstance(v.get(key), int | float)]
+        return float(max(values)) if values else None
 
     return {
         "buffering_ratio": mean("bufferingRatio"),
@@ -93,6 +99,11 @@ def summarize_viewers(viewers: Sequence[dict[str, Any] | None]) -> dict[str, Any
         "latency_p50_ms": mean("latencyP50Ms"),
         "latency_p95_ms": mean("latencyP95Ms"),
         "frames_skipped": mean("framesSkipped"),
+        "buffering_ratio_with_startup": mean("bufferingRatioWithStartup"),
+        "dropped_frames": mean("droppedFrames"),
+        "decoded_frames": mean("decodedFrames"),
+        "event_loop_lag_p95_ms": mean("eventLoopLagP95Ms"),
+        "event_loop_lag_max_ms": worst("eventLoopLagMaxMs"),
     }
 
 
@@ -238,7 +249,7 @@ class BrowserRunner:
             viewers = list(await asyncio.gather(*(br.evaluate(p, br.METRICS) for p in pages)))
             telemetry = list(await asyncio.gather(*(br.evaluate(p, br.TELEMETRY) for p in pages)))
             web_version = await br.evaluate(pages[0], br.VERSION)
-            server_cpu_s = server.cpu_seconds()
+            cpu_s = started.cpu_usage(server, emulator)
         finally:
             teardown_start = time.monotonic()
             await asyncio.gather(*(br.close_page(p) for p in pages))
@@ -255,7 +266,7 @@ class BrowserRunner:
         link, down = self._link(log)
         record = self._record(
             design, slot, started, log, viewers=viewers, link=link, down=down,
-            player_series=series, telemetry=telemetry, server_cpu_s=server_cpu_s,
+            player_series=series, telemetry=telemetry, cpu_s=cpu_s,
             web_version=web_version,
             arm_config={
                 "arm": {"cc": arm.cc, "params": dict(arm.params)},
@@ -298,7 +309,7 @@ class BrowserRunner:
             except CallFailed as exc:
                 raise RunFailed(f"webrtc (block {slot.block}): {exc}") from None
             played_s = time.monotonic() - play_start
-            server_cpu_s = server.cpu_seconds()
+            cpu_s = started.cpu_usage(server, emulator)
         finally:
             teardown_start = time.monotonic()
             if emulator is not None:
@@ -311,7 +322,7 @@ class BrowserRunner:
         link, down = self._link(log)
         record = self._record(
             design, slot, started, log, viewers=[viewer], link=link, down=down,
-            player_series=[webrtc_series(call)], telemetry=None, server_cpu_s=server_cpu_s,
+            player_series=[webrtc_series(call)], telemetry=None, cpu_s=cpu_s,
             web_version=None,
             arm_config={
                 "arm": {"cc": "webrtc", "params": {}},
@@ -367,7 +378,7 @@ class BrowserRunner:
         down: DirectionLog,
         player_series: list[list[dict[str, Any]]],
         telemetry: list[Any] | None,
-        server_cpu_s: float,
+        cpu_s: dict[str, float | None],
         web_version: str | None,
         arm_config: dict[str, Any],
         timings: dict[str, float],
@@ -376,7 +387,9 @@ class BrowserRunner:
         return {
             **summarize_viewers(viewers),
             **{key: down_link.get(key) for key in _DOWNLINK_COLUMNS},
-            "server_cpu_s": round(server_cpu_s, 3),
+            **{key: None if value is None else round(value, 3) for key, value in cpu_s.items()},
+            "loadavg_start": round(started.load[0], 2),
+            "host_cpus": os.cpu_count(),
             "viewers": viewers,
             "link": link,
             "series": {"player": player_series, "link": link_series(down)},
@@ -412,15 +425,29 @@ _DOWNLINK_COLUMNS = (
 
 @dataclass(frozen=True)
 class _RunStart:
-    """When a run began, the load then, and the server sources it ran."""
+    """When a run began, the load then, the server sources it ran, and Chromium's CPU time."""
 
     wall: float
     load: tuple[float, float, float]
     source: str
+    chromium_cpu: dict[int, float]
 
     @classmethod
     def now(cls) -> _RunStart:
-        return cls(time.monotonic(), os.getloadavg(), source_digest())
+        return cls(time.monotonic(), os.getloadavg(), source_digest(), cpu.chromium_cpu())
+
+    def cpu_usage(
+        self, server: ServerProcess, emulator: EmulatorProcess | None
+    ) -> dict[str, float | None]:
+        """CPU seconds since the run began (server and emulator since they started; they start
+        inside the window) and the window's length, for the starvation rule."""
+        proc = emulator.proc if emulator is not None else None
+        return {
+            "server_cpu_s": server.cpu_seconds(),
+            "emulator_cpu_s": None if proc is None else cpu.process_cpu_seconds(proc.pid),
+            "browser_cpu_s": cpu.cpu_delta(self.chromium_cpu, cpu.chromium_cpu()),
+            "cpu_window_s": time.monotonic() - self.wall,
+        }
 
 
 def webrtc_viewer(receiver: dict[str, Any]) -> dict[str, Any]:

@@ -48,6 +48,20 @@ METRIC_COLUMNS: tuple[tuple[str, str], ...] = (
     ("latency_p50_ms", "REAL"),
     ("latency_p95_ms", "REAL"),
     ("frames_skipped", "REAL"),
+    # CPU health (docs/ab.md, "CPU starvation"): the player's view, the run's processes, the
+    # host, and the one rule over them (pccstream.ab.starvation).
+    ("buffering_ratio_with_startup", "REAL"),
+    ("dropped_frames", "REAL"),
+    ("decoded_frames", "REAL"),
+    ("event_loop_lag_p95_ms", "REAL"),
+    ("event_loop_lag_max_ms", "REAL"),
+    ("browser_cpu_s", "REAL"),
+    ("emulator_cpu_s", "REAL"),
+    ("cpu_window_s", "REAL"),
+    ("loadavg_start", "REAL"),
+    ("host_cpus", "INTEGER"),
+    ("cpu_starved", "INTEGER"),
+    ("cpu_starved_reason", "TEXT"),
 )
 
 _SCHEMA = f"""

@@ -14,6 +14,7 @@ from pccstream.ab.report import (
     markdown_tables,
     paired_table,
     render,
+    summary_table,
     write_report,
 )
 from pccstream.ab.store import Store
@@ -138,3 +139,43 @@ def test_a_source_change_during_the_experiment_is_flagged(tmp_path: Path):
         assert "source changed during the experiment: 2 versions" in render(
             store, title="t", resamples=100
         )
+
+
+def test_cpu_starved_runs_are_counted_flagged_and_left_out(tmp_path: Path):
+    class Starving(FakeRunner):
+        async def run(self, design, slot):
+            record = await super().run(design, slot)
+            bad = slot.arm == "cubic" and slot.block == 0
+            record.update(dropped_frames=60.0 if bad else 0.0, decoded_frames=300.0,
+                          buffering_ratio_with_startup=0.5 if bad else 0.1)  # fmt: skip
+            return record
+
+    design = Design(arms=("vivace", "cubic"), scenario="video-rttflap", runs=3, duration_s=5.0)
+    with Store(tmp_path / "r.sqlite") as store:
+        progress = Progress(6, 0, 1.0, stream=io.StringIO())
+        asyncio.run(run_experiment(store, design, Starving(), progress=progress))
+        view = ExperimentView(store, store.experiment(design.experiment_id))  # type: ignore[arg-type]
+        assert (view.starved_runs("vivace"), view.starved_runs("cubic")) == (0, 1)
+        header, rows = summary_table(view, seed=1, resamples=100)
+        assert header[:3] == ["arm", "runs", "CPU-starved"]
+        assert "buffering ratio incl. startup (%)" in header and "dropped frames (%)" in header
+        cubic = next(r for r in rows if r[0] == "cubic")
+        assert cubic[1:3] == ["3", "1"]
+        assert cubic[header.index("dropped frames (%)")].startswith("6.67")  # (20 + 0 + 0) / 3
+        _, healthy = summary_table(view, seed=1, resamples=100, healthy_only=True)
+        cubic = next(r for r in healthy if r[0] == "cubic")
+        assert cubic[1:3] == ["2", "0"]
+        assert cubic[header.index("dropped frames (%)")].startswith("0")
+        page = render(store, title="t", resamples=100)
+        assert "1 of 6 runs were CPU-starved (cubic 1): dropped 20.0 % of frames." in page
+        assert "without the CPU-starved runs" in page
+        text = markdown_tables(store, resamples=100)
+        assert "**Warning:** 1 of 6 runs were CPU-starved" in text
+        assert "Without the CPU-starved runs:" in text
+
+
+def test_no_starvation_warning_without_flags(page: str, store: Store):
+    assert "CPU-starved (" not in page
+    view = ExperimentView(store, store.experiment(DESIGN.experiment_id))  # type: ignore[arg-type]
+    assert view.starved_runs("vivace") is None  # the fake records carry no CPU health
+    assert view.starvation_warning() is None

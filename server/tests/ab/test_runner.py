@@ -40,6 +40,21 @@ def test_viewer_summary_is_the_mean_over_viewers():
     assert summarize_viewers([{"ended": True, "error": None}])["ended"] == 1
 
 
+def test_viewer_summary_carries_the_cpu_health_fields():
+    viewers = [
+        {"droppedFrames": 2, "decodedFrames": 300, "eventLoopLagP95Ms": 10.0,
+         "eventLoopLagMaxMs": 40.0, "bufferingRatioWithStartup": 0.1, "error": None},
+        {"droppedFrames": 4, "decodedFrames": 100, "eventLoopLagP95Ms": 30.0,
+         "eventLoopLagMaxMs": 250.0, "bufferingRatioWithStartup": 0.3, "error": None},
+    ]  # fmt: skip
+    summary = summarize_viewers(viewers)
+    assert summary["dropped_frames"] == 3 and summary["decoded_frames"] == 200
+    assert summary["event_loop_lag_p95_ms"] == 20.0
+    assert summary["event_loop_lag_max_ms"] == 250.0  # the worst viewer
+    assert summary["buffering_ratio_with_startup"] == pytest.approx(0.2)
+    assert summarize_viewers([{"droppedFrames": None}])["dropped_frames"] is None
+
+
 def test_link_series_bins_the_log():
     dl = DirectionLog()
     dl.cap_t, dl.cap_b = [0.0, 250.0, 600.0], [1500, 1500, 1500]

@@ -79,6 +79,13 @@ def test_smoke_ab_stores_runs_and_reports(tmp_path: Path):
         assert run["throughput_mbps"] > 0.2
         assert run["p95_queue_delay_ms"] is not None
         assert run["overhead_s"] < 15, "per-run overhead"
+        # CPU health: measured for every run, and the flag decided (0 or 1, not unknown).
+        assert run["decoded_frames"] > 0 and run["dropped_frames"] is not None
+        assert run["event_loop_lag_p95_ms"] is not None
+        assert run["buffering_ratio_with_startup"] > run["buffering_ratio"]
+        assert run["browser_cpu_s"] > 0 and run["emulator_cpu_s"] > 0 and run["server_cpu_s"] > 0
+        assert run["cpu_window_s"] > 15 and run["host_cpus"] >= 1
+        assert run["loadavg_start"] is not None and run["cpu_starved"] in (0, 1)
         config = json.loads(run["config_json"])
         assert config["arm"]["cc"] == run["arm"]
         assert config["network_seed"] == runs[0]["network_seed"]  # one block, one network

@@ -131,6 +131,10 @@ def test_export_csv_and_parquet(tmp_path: Path):
         assert {"arm", "block", "buffering_ratio", "scenario", "p95_queue_delay_ms"} <= set(
             table[0]
         )
+        assert {"dropped_frames", "decoded_frames", "event_loop_lag_p95_ms",
+                "buffering_ratio_with_startup", "browser_cpu_s", "emulator_cpu_s",
+                "server_cpu_s", "cpu_window_s", "loadavg_start", "host_cpus",
+                "cpu_starved", "cpu_starved_reason"} <= set(table[0])  # fmt: skip
         assert export(store, "parquet", tmp_path / "r.parquet") == 12
         import pyarrow.parquet as pq
 
@@ -221,3 +225,45 @@ def test_a_database_from_before_the_latency_columns_gains_them(tmp_path):
     with Store(path) as store:
         columns = {row["name"] for row in store.conn.execute("PRAGMA table_info(runs)")}
     assert {"latency_p50_ms", "latency_p95_ms", "frames_skipped"} <= columns
+
+
+def test_a_database_from_before_the_cpu_health_columns_gains_them(tmp_path):
+    new = ("dropped_frames", "decoded_frames", "event_loop_lag_p95_ms", "event_loop_lag_max_ms",
+           "buffering_ratio_with_startup", "browser_cpu_s", "emulator_cpu_s", "cpu_window_s",
+           "loadavg_start", "host_cpus", "cpu_starved", "cpu_starved_reason")  # fmt: skip
+    path = tmp_path / "old.sqlite"
+    with Store(path) as store:
+        run(store, FakeRunner())
+        for name in new:
+            store.conn.execute(f"ALTER TABLE runs DROP COLUMN {name}")
+        store.conn.commit()
+    with Store(path) as store:
+        stored = store.runs()
+        assert len(stored) == 12 and all(r["cpu_starved"] is None for r in stored)
+        assert set(new) <= set(stored[0].keys())
+
+
+def test_each_run_is_flagged_by_the_starvation_rule(tmp_path: Path):
+    class Starving(FakeRunner):
+        async def run(self, design, slot):
+            record = await super().run(design, slot)
+            record.update(dropped_frames=30.0 if slot.arm == "cubic" else 1.0,
+                          decoded_frames=300.0, event_loop_lag_p95_ms=8.0)  # fmt: skip
+            return record
+
+    stream = io.StringIO()
+    progress = Progress(len(schedule(DESIGN)), 0, 1.0, stream=stream)
+    with Store(tmp_path / "r.sqlite") as store:
+        asyncio.run(run_experiment(store, DESIGN, Starving(), progress=progress))
+        flags = {(r["arm"], r["cpu_starved"], r["cpu_starved_reason"]) for r in store.runs()}
+    assert flags == {
+        ("cubic", 1, "dropped 10.0 % of frames"),
+        ("vivace", 0, None),
+        ("reno", 0, None),
+    }
+    lines = stream.getvalue().splitlines()
+    cubic = [line for line in lines if " cubic: " in line]
+    assert len(cubic) == 4
+    assert all("dropped 30/300 frames CPU-STARVED (dropped 10.0 % of frames)" in x for x in cubic)
+    vivace = next(line for line in lines if " vivace: " in line)
+    assert "dropped 1/300 frames" in vivace and "CPU-STARVED" not in vivace

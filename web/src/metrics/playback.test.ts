@@ -114,6 +114,31 @@ describe('PlaybackMetrics', () => {
     expect(m.state).toBe('playing');
   });
 
+  it('counts startup as buffering in bufferingRatioWithStartup, not in bufferingRatio', () => {
+    const p = new FakePlayer(25);
+    p.metrics.startRequested(0);
+    p.sampleNow();
+    p.run(1000); // 1 s of startup: no media yet
+    let m = p.metrics.snapshot();
+    // Still starting: the whole session so far is buffering (a viewer that never starts is 1).
+    expect(m.bufferingRatio).toBe(0);
+    expect(m.bufferingRatioWithStartup).toBe(1);
+    p.bufferEnd = 3;
+    p.run(5000); // plays ~2.9 s, then stalls for the rest
+    m = p.metrics.snapshot();
+    const startup = (m.startupDelayMs ?? 0) / 1000;
+    expect(startup).toBeCloseTo(1, 1);
+    expect(m.bufferingRatio).toBeCloseTo(m.stallSeconds / (m.stallSeconds + m.playSeconds), 9);
+    expect(m.bufferingRatioWithStartup).toBeCloseTo((startup + m.stallSeconds) / (startup + m.stallSeconds + m.playSeconds), 9);
+    expect(m.bufferingRatioWithStartup).toBeCloseTo(3.1 / 6, 1);
+  });
+
+  it('has both ratios 0 before the play request', () => {
+    const m = new PlaybackMetrics();
+    m.sample({ t: 10, currentTime: 0, bufferAhead: 0, ended: false, paused: true, eos: false, rendition: null, bitrateBps: null });
+    expect(m.snapshot()).toMatchObject({ bufferingRatio: 0, bufferingRatioWithStartup: 0 });
+  });
+
   it('counts separate stalls', () => {
     const p = new FakePlayer(50);
     p.metrics.startRequested(0);

@@ -21,6 +21,9 @@
  *   not rounded up to the sampling period. Startup time is neither stall nor play.
  * - stallCount: transitions into the stalled state after startup.
  * - bufferingRatio = stallSeconds / (stallSeconds + playSeconds), 0 when both are 0.
+ * - bufferingRatioWithStartup = (startup + stall) / (startup + stall + play) seconds, 0 when
+ *   all are 0 (the PCC thesis's "time buffering / whole session time"); while startup is still
+ *   under way it runs to the last sample, so a viewer that never started has 1, not 0.
  * - meanBitrateKbps: ladder bitrate of the rendition whose media is at `currentTime`,
  *   weighted by play time (stall time carries no weight); 0 before any play time.
  * - bitrateSwitches: changes of that rendition between play intervals.
@@ -59,6 +62,7 @@ export interface PlaybackSample {
 
 export interface PlaybackSnapshot {
   bufferingRatio: number;
+  bufferingRatioWithStartup: number;
   startupDelayMs: number | null;
   stallCount: number;
   stallSeconds: number;
@@ -182,12 +186,22 @@ export class PlaybackMetrics {
     }
   }
 
+  /** Startup time so far: to the first frame, or to the last sample while still starting. */
+  private startupSeconds(): number {
+    if (this.startMs === null) return 0;
+    const end = this.startupEndMs ?? this.prev?.t ?? this.startMs;
+    return Math.max(0, end - this.startMs) / 1000;
+  }
+
   snapshot(): PlaybackSnapshot {
     const stallSeconds = this.stallMs / 1000;
     const playSeconds = this.playMs / 1000;
     const total = stallSeconds + playSeconds;
+    const startupSeconds = this.startupSeconds();
+    const session = startupSeconds + total;
     return {
       bufferingRatio: total > 0 ? stallSeconds / total : 0,
+      bufferingRatioWithStartup: session > 0 ? (startupSeconds + stallSeconds) / session : 0,
       startupDelayMs:
         this.startupEndMs !== null && this.startMs !== null ? this.startupEndMs - this.startMs : null,
       stallCount: this.stalls,

@@ -1,6 +1,7 @@
 import { bufferAhead, toRanges } from '../media/ranges';
+import { EventLoopLag, watchEventLoop } from './event-loop-lag';
 import { PlaybackMetrics, type PlaybackSample } from './playback';
-import type { LiveMetrics, Metrics, SegmentRecord } from './types';
+import type { HealthMetrics, LiveMetrics, Metrics, SegmentRecord } from './types';
 
 /** Sampling period: well under the 50 ms the definitions require. */
 export const SAMPLE_INTERVAL_MS = 25;
@@ -22,6 +23,7 @@ export interface PlaybackSource {
  */
 export class MetricsSampler {
   readonly playback = new PlaybackMetrics();
+  readonly lag = new EventLoopLag();
   private timer: ReturnType<typeof setInterval> | null = null;
 
   constructor(
@@ -32,7 +34,20 @@ export class MetricsSampler {
   }
 
   start(): void {
-    if (this.timer === null) this.timer = setInterval(() => this.sample(), SAMPLE_INTERVAL_MS);
+    if (this.timer !== null) return;
+    this.timer = setInterval(() => this.sample(), SAMPLE_INTERVAL_MS);
+    // After startup only: page load and the first appends are busy by design.
+    watchEventLoop(this.lag, () => this.playback.started);
+  }
+
+  /** Dropped/decoded frames now and the main thread's lag (HealthMetrics). */
+  health(): HealthMetrics {
+    const quality = typeof this.video.getVideoPlaybackQuality === 'function' ? this.video.getVideoPlaybackQuality() : null;
+    return {
+      droppedFrames: quality?.droppedVideoFrames ?? null,
+      decodedFrames: quality?.totalVideoFrames ?? null,
+      ...this.lag.snapshot(),
+    };
   }
 
   /** The play request; with autoplay this is the page start (performance.now() = 0). */
@@ -69,6 +84,7 @@ export class MetricsSampler {
     const error = this.source.error();
     return {
       bufferingRatio: p.bufferingRatio,
+      bufferingRatioWithStartup: p.bufferingRatioWithStartup,
       startupDelayMs: p.startupDelayMs,
       stallCount: p.stallCount,
       stallSeconds: p.stallSeconds,
@@ -76,6 +92,7 @@ export class MetricsSampler {
       meanBitrateKbps: p.meanBitrateKbps,
       bitrateSwitches: p.bitrateSwitches,
       ...this.source.live(),
+      ...this.health(),
       segments: this.source.segments().map((s) => ({ ...s })),
       ended: p.ended,
       error,

@@ -1,3 +1,4 @@
+import type { EventLoopLagSnapshot } from './event-loop-lag';
 import type { PlaybackSnapshot } from './playback';
 
 /** Per-segment download record (media segments only; init segments are not listed). */
@@ -63,8 +64,19 @@ export interface LiveMetrics {
   playbackRate: number;
 }
 
+/**
+ * Whether the viewer had the CPU it needed (web/README.md, "CPU health"): frames the browser
+ * dropped, and how late the main thread runs its timers after startup.
+ */
+export interface HealthMetrics extends EventLoopLagSnapshot {
+  /** `getVideoPlaybackQuality().droppedVideoFrames` now (null if unavailable). */
+  droppedFrames: number | null;
+  /** `getVideoPlaybackQuality().totalVideoFrames` now (null if unavailable). */
+  decodedFrames: number | null;
+}
+
 /** `window.pccstream.metrics()`: JSON-serialisable; definitions in web/README.md. */
-export interface Metrics extends Omit<PlaybackSnapshot, 'state'>, LiveMetrics {
+export interface Metrics extends Omit<PlaybackSnapshot, 'state'>, LiveMetrics, HealthMetrics {
   segments: SegmentRecord[];
   error: string | null;
   state: PlayerState;

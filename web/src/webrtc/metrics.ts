@@ -5,11 +5,12 @@
 
 import type { LatencySnapshot } from '../latency/latency';
 import { percentile } from '../latency/percentile';
+import type { EventLoopLagSnapshot } from '../metrics/event-loop-lag';
 import { freezeRatio, jitterBufferDelayMs, type InboundSample, type OutboundSample } from './stats';
 
 export type CallState = 'loading' | 'waiting-offer' | 'waiting-answer' | 'connecting' | 'playing' | 'sending' | 'failed' | 'closed';
 
-export interface ReceiverMetrics {
+export interface ReceiverMetrics extends EventLoopLagSnapshot {
   mode: 'webrtc';
   role: 'receiver';
   state: CallState;
@@ -24,6 +25,11 @@ export interface ReceiverMetrics {
   stallCount: number;
   /** = totalFreezesDurationS. */
   stallSeconds: number;
+  /** (startup + freezes) / (startup + playSeconds): the player's name, startup counted. */
+  bufferingRatioWithStartup: number;
+  /** The player contract's names for inbound-rtp framesDropped / framesDecoded (null before stats). */
+  droppedFrames: number | null;
+  decodedFrames: number | null;
   framesDecoded: number;
   framesDropped: number;
   framesReceived: number;
@@ -61,7 +67,18 @@ export interface ReceiverClock {
   receiveBitrateBps: number | null;
 }
 
-export function receiverMetrics(sample: InboundSample | null, clock: ReceiverClock, latency: LatencySnapshot): ReceiverMetrics {
+/**
+ * The player's `bufferingRatioWithStartup` for a call: startup (offer → first frame, or → now
+ * while waiting) and freezes over the whole session; `playSeconds` already holds the freezes.
+ */
+export function callBufferingRatioWithStartup(clock: ReceiverClock, playSeconds: number, freezesS: number): number {
+  const startupEnd = clock.firstFrameAtMs ?? clock.nowMs;
+  const startupS = clock.offerAtMs === null ? 0 : Math.max(0, (startupEnd - clock.offerAtMs) / 1000);
+  const session = startupS + playSeconds;
+  return session > 0 ? Math.min(1, (startupS + freezesS) / session) : 0;
+}
+
+export function receiverMetrics(sample: InboundSample | null, clock: ReceiverClock, latency: LatencySnapshot, lag: EventLoopLagSnapshot): ReceiverMetrics {
   const playSeconds = clock.firstFrameAtMs === null ? 0 : Math.max(0, (clock.nowMs - clock.firstFrameAtMs) / 1000);
   const freezes = sample?.totalFreezesDurationS ?? 0;
   const freezeCount = sample?.freezeCount ?? 0;
@@ -76,6 +93,11 @@ export function receiverMetrics(sample: InboundSample | null, clock: ReceiverClo
     bufferingRatio: freezeRatio(freezes, playSeconds),
     stallCount: freezeCount,
     stallSeconds: freezes,
+    bufferingRatioWithStartup: callBufferingRatioWithStartup(clock, playSeconds, freezes),
+    droppedFrames: sample?.framesDropped ?? null,
+    decodedFrames: sample?.framesDecoded ?? null,
+    eventLoopLagP95Ms: lag.eventLoopLagP95Ms,
+    eventLoopLagMaxMs: lag.eventLoopLagMaxMs,
     framesDecoded: sample?.framesDecoded ?? 0,
     framesDropped: sample?.framesDropped ?? 0,
     framesReceived: sample?.framesReceived ?? 0,

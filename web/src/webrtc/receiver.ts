@@ -1,6 +1,7 @@
 import '../style.css';
 import { parseDashboardParams, type DashboardSnapshot } from '../dashboard';
 import { watchFrameCodes } from '../latency/watch';
+import { EventLoopLag, watchEventLoop } from '../metrics/event-loop-lag';
 import { PLAYER_VERSION } from '../version';
 import { WebrtcDashboard } from './dashboard';
 import type { SenderFigures } from './dashboard-model';
@@ -53,6 +54,9 @@ let lastSample: InboundSample | null = null;
 let lastEntries: StatsEntry[] = [];
 const receiveRate = new RateWindow();
 const tracker = new TimedLatencyTracker();
+const lag = new EventLoopLag();
+// As the player: the main thread's lag once frames are shown.
+watchEventLoop(lag, () => firstFrameAtMs !== null);
 const parsed = parseReceiverParams(window.location.search);
 const dashboardParsed = parseDashboardParams(window.location.search);
 if (dashboardParsed.params.compact) document.body.classList.add('compact');
@@ -90,7 +94,7 @@ const dashboard =
 const api: ReceiverApi = {
   version: PLAYER_VERSION,
   metrics: () =>
-    receiverMetrics(lastSample, { state, error, nowMs: wallNow(), offerAtMs, firstFrameAtMs, receiveBitrateBps: receiveRate.rateBps() }, tracker.snapshot()),
+    receiverMetrics(lastSample, { state, error, nowMs: wallNow(), offerAtMs, firstFrameAtMs, receiveBitrateBps: receiveRate.rateBps() }, tracker.snapshot(), lag.snapshot()),
   latencyWindow: (fromMs, toMs) => latencyWindow(tracker.timed, fromMs, toMs),
   stats: () => lastEntries,
   sender: senderMetrics,
