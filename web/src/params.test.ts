@@ -15,8 +15,17 @@ describe('parseParams', () => {
       bitrateKbps: null,
       bufferS: DEFAULT_BUFFER_S,
       autoplay: true,
+      prefetch: false,
       forwarded: [],
     });
+  });
+
+  it('prefetches in fixed mode unless told not to', () => {
+    expect(parseParams('?mode=fixed&bitrate=3000').params.prefetch).toBe(true);
+    expect(parseParams('?mode=fixed&bitrate=3000&prefetch=0').params.prefetch).toBe(false);
+    expect(parseParams('?mode=abr').params.prefetch).toBe(false);
+    expect(parseParams('?mode=abr&prefetch=1').errors).toEqual(['prefetch only applies to mode=fixed']);
+    expect(parseParams('?mode=fixed&bitrate=3000&prefetch=2').errors).toEqual(['prefetch: expected 1 or 0, got "2"']);
   });
 
   it('reads every parameter', () => {

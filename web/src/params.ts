@@ -26,6 +26,12 @@ export interface PlayerParams {
   /** Buffer target in seconds: the player requests the next segment while the buffer ahead is below it. */
   bufferS: number;
   autoplay: boolean;
+  /**
+   * `prefetch` (mode=fixed; default 1): request the next segment as soon as the current one
+   * is requested, so the link never idles for a request's round trip between segments (the
+   * server sends older segments first).
+   */
+  prefetch: boolean;
   /** `cc`, `cc.*` and `test.*` parameters, in page order, forwarded to the WebTransport URL. */
   forwarded: [string, string][];
   /** Present with mode=live. */
@@ -55,7 +61,7 @@ export function isForwardedParam(name: string): boolean {
 
 // `dashboard`, `replay`, `origin`, `window`: the dashboard's (src/dashboard/index.ts);
 // `telemetry` (json | deflate, default deflate): the telemetry stream's encoding.
-const KNOWN = new Set(['server', 'certHash', 'mode', 'bitrate', 'buffer', 'autoplay', ...LIVE_ONLY, 'dashboard', 'replay', 'origin', 'window', 'compact', 'telemetry']);
+const KNOWN = new Set(['server', 'certHash', 'mode', 'bitrate', 'buffer', 'autoplay', 'prefetch', ...LIVE_ONLY, 'dashboard', 'replay', 'origin', 'window', 'compact', 'telemetry']);
 
 /** Parse a hex SHA-256 (64 hex digits; ':' and whitespace separators allowed). */
 export function parseSha256Hex(text: string): Uint8Array | null {
@@ -83,6 +89,7 @@ export function parseParams(search: string | URLSearchParams): ParsedParams {
     bitrateKbps: null,
     bufferS: DEFAULT_BUFFER_S,
     autoplay: true,
+    prefetch: false,
     forwarded: [],
   };
 
@@ -161,6 +168,17 @@ export function parseParams(search: string | URLSearchParams): ParsedParams {
   }
 
   if (params.mode === 'live' && buffer !== null) warnings.push('buffer does not apply to mode=live (its buffer is set by latency) and is ignored');
+
+  const prefetch = query.get('prefetch');
+  params.prefetch = params.mode === 'fixed';
+  if (prefetch !== null) {
+    if (prefetch === '1' || prefetch === 'true') params.prefetch = true;
+    else if (prefetch === '0' || prefetch === 'false') params.prefetch = false;
+    else errors.push(`prefetch: expected 1 or 0, got ${JSON.stringify(prefetch)}`);
+    // ABR picks each rendition from the throughput of the segment before it, which a
+    // pipelined request would measure while queued behind that segment.
+    if (params.prefetch && params.mode !== 'fixed') errors.push('prefetch only applies to mode=fixed');
+  }
 
   const autoplay = query.get('autoplay');
   if (autoplay !== null) {

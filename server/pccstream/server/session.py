@@ -273,6 +273,10 @@ class ViewerSession:
             return
         if request.kind != Kind.SUBSCRIBE:
             self.counters.media_bytes += len(body)
+        if request.kind == Kind.SEGMENT:
+            # A player that requests the next segment while the current one downloads
+            # (prefetch) needs the current one first: older segments are sent first.
+            self.writer.set_stream_priority(stream_id, -request.segment)
         self.writer.send(
             stream_id, protocol.encode_response(request, Status.OK, body, _now_us()), True
         )

@@ -194,6 +194,7 @@ function params(live: Partial<NonNullable<PlayerParams['live']>> = {}, over: Par
     bitrateKbps: null,
     bufferS: DEFAULT_BUFFER_S,
     autoplay: true,
+    prefetch: false,
     forwarded: [],
     live: { targetLatencyMs: 1000, keepMs: null, rendition: null, ...live },
     ...over,

@@ -83,7 +83,7 @@ function harness(opts: { manifest?: object; throughputKbps?: number; failSegment
 }
 
 function params(over: Partial<PlayerParams> = {}): PlayerParams {
-  return { server: null, certHash: null, mode: 'abr', bitrateKbps: null, bufferS: DEFAULT_BUFFER_S, autoplay: true, forwarded: [], ...over };
+  return { server: null, certHash: null, mode: 'abr', bitrateKbps: null, bufferS: DEFAULT_BUFFER_S, autoplay: true, prefetch: false, forwarded: [], ...over };
 }
 
 const hooks = { status: () => undefined, firstMedia: () => undefined };
@@ -111,6 +111,29 @@ describe('Player', () => {
     for (const s of player.segments) expect(s.bufferAtRequestS).toBeLessThan(5);
     expect(Math.max(...player.segments.map((s) => s.bufferAtRequestS))).toBeGreaterThan(3);
     expect(player.segments.length).toBe(20);
+  });
+
+  it('prefetch: requests the next segment while the current one downloads, each once, in order', async () => {
+    const h = harness();
+    let inFlight = 0;
+    let maxInFlight = 0;
+    const request = h.session.request;
+    h.session.request = async (kind, rendition, segment) => {
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      try {
+        await Promise.resolve();
+        return await request(kind, rendition, segment);
+      } finally {
+        inFlight--;
+      }
+    };
+    const player = new Player(h.session, h.video, params({ mode: 'fixed', bitrateKbps: 800, prefetch: true }), hooks, h.deps);
+    await player.run();
+    expect(h.requests).toEqual(['MANIFEST', 'INIT 1/0', ...[0, 1, 2, 3, 4, 5].map((i) => `SEGMENT 1/${i}`)]);
+    expect(maxInFlight).toBe(2);
+    expect(player.segments.map((s) => s.index)).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(h.appends.filter((a) => a.startsWith('media')).length).toBe(6);
   });
 
   it('mode=fixed with a bitrate below the ladder is an error naming the ladder', async () => {

@@ -3,6 +3,7 @@ import type { Range } from '../media/ranges';
 import type { SegmentRecord } from '../metrics/types';
 import type { PlayerParams } from '../params';
 import type { Session } from '../transport/session';
+import type { Response } from '../transport/response';
 import { ThroughputEstimator, chooseRendition, type AbrDecision } from './abr';
 import { parseManifest, segmentCount, type Manifest } from './manifest';
 import { describeLadder, selectFixedRendition } from './rendition';
@@ -145,6 +146,9 @@ export class Player {
     let initOf: number | null = null;
     let previous: number | null = null;
 
+    // prefetch: the next segment's request, issued while the current one downloads.
+    let prefetched: { index: number; response: Promise<Response> } | null = null;
+
     for (let index = 0; index < count; index++) {
       // Keep the buffer ahead of the playhead up to the target.
       while (!this.stopped && this.scheduledAhead() >= this.params.bufferS) await this.deps.sleep(POLL_MS);
@@ -182,7 +186,15 @@ export class Player {
       }
 
       this.hooks.status(`requesting segment ${index + 1}/${count} of ${rendition.id}`);
-      const res = await this.session.request('SEGMENT', r, index);
+      const pending = prefetched?.index === index ? prefetched.response : this.session.request('SEGMENT', r, index);
+      prefetched = null;
+      if (this.params.prefetch && fixed !== null && index + 1 < count) {
+        const response = this.session.request('SEGMENT', fixed, index + 1);
+        // Awaited in the next iteration; until then a failure must not surface as unhandled.
+        response.catch(() => undefined);
+        prefetched = { index: index + 1, response };
+      }
+      const res = await pending;
       this.segments.push({
         index,
         rendition: r,
