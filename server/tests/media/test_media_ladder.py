@@ -32,6 +32,13 @@ def test_high_bitrates_get_hd() -> None:
     assert parse_ladder("1.5M")[0].id == "1500k"
 
 
+def test_explicit_resolution_per_rung() -> None:
+    rungs = parse_ladder("95M@1280x720,15M,50M@854x480")
+    assert [(r.id, r.width, r.height) for r in rungs] == [
+        ("15000k", 1920, 1080), ("50000k", 854, 480), ("95000k", 1280, 720),
+    ]
+
+
 @pytest.mark.parametrize(
     ("text", "names"),
     [
@@ -44,6 +51,11 @@ def test_high_bitrates_get_hd() -> None:
         ("300k,,750k", "item 2 is empty"),
         ("300", "did you mean k"),
         ("-5k", "-5k"),
+        ("50M@1280", "bad resolution '1280': expected WIDTHxHEIGHT"),
+        ("50M@1281x720", "must be even"),
+        ("50M@640x720", "narrower than 1.6 x height"),
+        ("50M@7680x4320", "within 3840x2160"),
+        ("50M@1280x720,50000k@854x480", "duplicates '50M@1280x720'"),
     ],
 )
 def test_malformed_ladder_names_the_item(text: str, names: str) -> None:
