@@ -23,6 +23,7 @@ class MonitorInterval:
     start_time: float  # send time of its first packet
     end_time: float  # planned end of sending
     rtt_at_start: float = 0.0  # smoothed RTT when the MI started (its timeout unit)
+    after_idle: bool = False  # its first packet ended a silence: it began with a burst
     sending_done: bool = False
     last_sent: float = 0.0
     packets_sent: int = 0
@@ -120,6 +121,8 @@ class MonitorInterval:
             useful, reason = False, "too-few-packets"
         elif send_rate < app_limited_ratio * self.target_rate:
             useful, reason = False, "app-limited"
+        elif self.after_idle:
+            useful, reason = False, "after-idle"
         elif self.n_rtt == 0:
             useful, reason = False, "no-acks"
         else:

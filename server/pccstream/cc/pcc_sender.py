@@ -49,6 +49,11 @@ class PccParams:
         "sender in steady state", lo=1.0, hi=20.0)
     min_cwnd_packets: int = param(4, "lower bound of the safety window, in packets", lo=2,
                                   hi=1000)
+    idle_restart_packets: float = param(
+        4.0, "an MI whose first packet ended a silence longer than this many packet times "
+        "at its rate is not used: the pacer's bucket filled while the application was idle, "
+        "so the MI began with a burst and sent well above its rate (0 = off)",
+        lo=0.0, hi=1000.0)
     timeout_undo: bool = param(
         True, "after an MI timeout, keep following the packets that were outstanding: when "
         "they arrive late but at their send rate and without loss, the path got longer, not "
@@ -109,6 +114,7 @@ class PccSender(Controller):
         # rtt_per_ack: the ACK time of packets acked since the last RTT sample, whose MIs
         # are settled once that ACK frame's sample has arrived (None: nothing pending).
         self._ack_pending_at: float | None = None
+        self._last_sent = float("-inf")  # send time of the latest packet
         # timeout_undo: the MIs outstanding at the last timeout, the rate before it and the
         # time after which their verdict is no longer awaited.
         self._late = MonitorIntervalQueue()
@@ -184,7 +190,10 @@ class PccSender(Controller):
         mi = self.queue.current
         if mi is None or sent_time >= mi.end_time:
             mi = self._start_mi(sent_time)
+            gap = self.params.idle_restart_packets * self.max_datagram_size / mi.target_rate
+            mi.after_idle = gap > 0 and sent_time - self._last_sent > gap
         self.queue.on_sent(sent_time, packet.sent_bytes)
+        self._last_sent = sent_time
 
     def on_packet_acked(self, now: float, packet: SentPacket) -> None:
         super().on_packet_acked(now, packet)
