@@ -23,7 +23,6 @@ class MonitorInterval:
     start_time: float  # send time of its first packet
     end_time: float  # planned end of sending
     rtt_at_start: float = 0.0  # smoothed RTT when the MI started (its timeout unit)
-    after_idle: bool = False  # its first packet ended a silence: it began with a burst
     sending_done: bool = False
     last_sent: float = 0.0
     packets_sent: int = 0
@@ -100,7 +99,8 @@ class MonitorInterval:
         sse = max(syy - sxy * sxy / sxx, 0.0)
         return math.sqrt(sse / (n - 2) / sxx)
 
-    def result(self, *, now: float, min_packets: int, app_limited_ratio: float) -> MiResult:
+    def result(self, *, now: float, min_packets: int, app_limited_ratio: float,
+               max_send_ratio: float = 0.0) -> MiResult:
         packets = max(self.packets_sent, 1)
         mean_size = self.bytes_sent / packets
         # Like the reference, count the transfer time of the last packet, so an MI of n
@@ -121,8 +121,8 @@ class MonitorInterval:
             useful, reason = False, "too-few-packets"
         elif send_rate < app_limited_ratio * self.target_rate:
             useful, reason = False, "app-limited"
-        elif self.after_idle:
-            useful, reason = False, "after-idle"
+        elif max_send_ratio > 0 and send_rate > max_send_ratio * self.target_rate:
+            useful, reason = False, "burst"
         elif self.n_rtt == 0:
             useful, reason = False, "no-acks"
         else:

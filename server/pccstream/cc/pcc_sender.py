@@ -49,11 +49,10 @@ class PccParams:
         "sender in steady state", lo=1.0, hi=20.0)
     min_cwnd_packets: int = param(4, "lower bound of the safety window, in packets", lo=2,
                                   hi=1000)
-    idle_restart_packets: float = param(
-        4.0, "an MI whose first packet ended a silence longer than this many packet times "
-        "at its rate is not used: the pacer's bucket filled while the application was idle, "
-        "so the MI began with a burst and sent well above its rate (0 = off)",
-        lo=0.0, hi=1000.0)
+    max_send_ratio: float = param(
+        1.15, "an MI that sent more than this times its target rate is not used: it began "
+        "with the pacer's burst after the application had been idle, so its utility would "
+        "credit the burst to its rate (0 = off)", lo=0.0, hi=100.0)
     timeout_undo: bool = param(
         True, "after an MI timeout, keep following the packets that were outstanding: when "
         "they arrive late but at their send rate and without loss, the path got longer, not "
@@ -114,7 +113,6 @@ class PccSender(Controller):
         # rtt_per_ack: the ACK time of packets acked since the last RTT sample, whose MIs
         # are settled once that ACK frame's sample has arrived (None: nothing pending).
         self._ack_pending_at: float | None = None
-        self._last_sent = float("-inf")  # send time of the latest packet
         # timeout_undo: the MIs outstanding at the last timeout, the rate before it and the
         # time after which their verdict is no longer awaited.
         self._late = MonitorIntervalQueue()
@@ -190,10 +188,7 @@ class PccSender(Controller):
         mi = self.queue.current
         if mi is None or sent_time >= mi.end_time:
             mi = self._start_mi(sent_time)
-            gap = self.params.idle_restart_packets * self.max_datagram_size / mi.target_rate
-            mi.after_idle = gap > 0 and sent_time - self._last_sent > gap
         self.queue.on_sent(sent_time, packet.sent_bytes)
-        self._last_sent = sent_time
 
     def on_packet_acked(self, now: float, packet: SentPacket) -> None:
         super().on_packet_acked(now, packet)
@@ -285,7 +280,8 @@ class PccSender(Controller):
     def _finish(self, now: float, mi: MonitorInterval) -> None:
         p = self.params
         result = mi.result(now=now, min_packets=p.min_mi_packets,
-                           app_limited_ratio=p.app_limited_ratio)
+                           app_limited_ratio=p.app_limited_ratio,
+                           max_send_ratio=p.max_send_ratio)
         self.mis_finished += 1
         if result.packets_sent and mi.packets_acked:
             self.last_result = result

@@ -7,7 +7,6 @@ exactly one finished MI and the controller's decision on it, with no pipelining 
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -43,9 +42,6 @@ class Driver:
         self.now = 10.0
         self.pn = 0
         self.events: list[dict[str, Any]] = []
-        # The driver sends one MI, then waits for its ACKs: every MI would look like a restart
-        # after idleness, which is not what these tests are about.
-        ctrl.params = dataclasses.replace(ctrl.params, idle_restart_packets=0.0)
         ctrl.bind(max_datagram_size=MSS, now=self.now)
         ctrl.event_sink = self.events.append
         self.app_fraction = app_fraction

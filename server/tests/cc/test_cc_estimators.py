@@ -149,3 +149,19 @@ def test_allegro_utilities() -> None:
     # Inside the tolerance band only the division by RTT remains.
     assert jitter == pytest.approx(steady * 0.05 / 0.051)
     assert math.isfinite(allegro_latency_utility(10, 0.0, 0.0, 0.0))
+
+
+def test_mi_that_sent_above_its_rate_is_not_used() -> None:
+    # 20 packets of 1000 B at 200 kB/s take 0.1 s; the first 8 leave at once (the pacer's
+    # bucket filled while the application was idle): sent 1.5 x the target rate.
+    q = MonitorIntervalQueue()
+    q.start(now=0.0, target_rate=2e5, duration=0.1, tag="burst")
+    for i in range(20):
+        q.on_sent(max(0.0, (i - 7) * 0.005), 1000)
+    q.close_current()
+    for i in range(20):
+        q.on_acked(0.2 + i * 0.005, max(0.0, (i - 7) * 0.005), 1000)
+    mi = next(q.pop_finished())
+    r = mi.result(now=1.0, min_packets=5, app_limited_ratio=0.8, max_send_ratio=1.15)
+    assert r.send_rate > 1.15 * 2e5 and not r.useful and r.reason == "burst"
+    assert mi.result(now=1.0, min_packets=5, app_limited_ratio=0.8).useful  # 0 = off
