@@ -137,6 +137,7 @@ class MonitorInterval:
             rtt_mean=rtt_mean,
             rtt_gradient=self.rtt_gradient(),
             rtt_gradient_stderr=self.rtt_gradient_stderr(),
+            rtt_samples=self.n_rtt,
             packets_sent=self.packets_sent,
             start_time=self.start_time,
             finish_time=now,
@@ -163,6 +164,7 @@ class MiResult:
     useful: bool
     reason: str = ""
     rtt_gradient_stderr: float = 0.0  # standard error of rtt_gradient (inf: unknown)
+    rtt_samples: int = 0  # RTT samples in the regression (0: unknown, no small-sample test)
     extra: dict[str, float] = field(default_factory=dict)
 
 

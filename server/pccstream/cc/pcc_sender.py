@@ -49,6 +49,11 @@ class PccParams:
         "sender in steady state", lo=1.0, hi=20.0)
     min_cwnd_packets: int = param(4, "lower bound of the safety window, in packets", lo=2,
                                   hi=1000)
+    min_mi_acks: float = param(
+        6.0, "with rtt_per_ack, an MI lasts at least this many ACK intervals (measured), so "
+        "its RTT regression has that many samples: at a short RTT one RTT holds only two or "
+        "three ACK frames of a receiver that acknowledges every ~10 packets (0 = off)",
+        lo=0.0, hi=1000.0)
     max_send_ratio: float = param(
         1.15, "an MI that sent more than this times its target rate is not used: it began "
         "with the pacer's burst after the application had been idle, so its utility would "
@@ -113,6 +118,9 @@ class PccSender(Controller):
         # rtt_per_ack: the ACK time of packets acked since the last RTT sample, whose MIs
         # are settled once that ACK frame's sample has arrived (None: nothing pending).
         self._ack_pending_at: float | None = None
+        # rtt_per_ack: smoothed time between ACK frames while data flows, and the last one.
+        self.ack_interval = 0.0
+        self._last_rtt_sample_at: float | None = None
         # timeout_undo: the MIs outstanding at the last timeout, the rate before it and the
         # time after which their verdict is no longer awaited.
         self._late = MonitorIntervalQueue()
@@ -217,6 +225,13 @@ class PccSender(Controller):
         # the estimator's latest RTT, from which the recovery removed the peer's ACK delay.
         self.queue.add_rtt_sample(now - latest_rtt, self.rtt_stats.latest_rtt)
         self._ack_pending_at = None
+        last = self._last_rtt_sample_at
+        self._last_rtt_sample_at = now
+        # Gaps longer than an RTT are the application idling, not the receiver's ACK pace.
+        if last is not None and 0 < now - last < self.rtt_stats.srtt_or_initial():
+            gap = now - last
+            self.ack_interval = gap if self.ack_interval == 0 else (
+                0.875 * self.ack_interval + 0.125 * gap)
         self._on_feedback(now)
 
     def _flush_acks(self) -> None:
@@ -257,6 +272,9 @@ class PccSender(Controller):
         p = self.params
         srtt = self.rtt_stats.srtt_or_initial()
         duration = max(p.mi_rtts * srtt, p.min_mi_packets * self.max_datagram_size / rate)
+        # Slow start ignores small gradients anyway and must not double more slowly.
+        if p.rtt_per_ack and p.min_mi_acks > 0 and self.state != "starting":
+            duration = max(duration, p.min_mi_acks * self.ack_interval)
         if rate != self._mi_rate:
             self._mi_rate = rate
             self.pacing_version += 1

@@ -83,9 +83,13 @@ _CONTROLLERS: dict[str, ControllerInfo] = {
         # No overshoot reuse on cellular links: capacity swings there raise the RTT gradient
         # without any overshoot, and the draining probe then gives up throughput for no
         # delay (docs/cc.md, "Session 3": 2.02 vs 1.48 Mbit/s at 105 vs 101 ms).
+        # No timeout undo either: on a cellular last hop a sudden silence is an outage, and
+        # the backlog it built arrives in a burst when the radio recovers, which would pass
+        # for a path that only got longer.
         _pcc("vivace-lte", "PCC Vivace, LTE profile: MI timeout after 2 RTTs (thesis 4.5.1), "
-             "no overshoot reuse", VivaceParams,
-             {"mi_timeout_rtts": 2.0, "reuse_overshoot": False}, _vivace),
+             "no overshoot reuse, no timeout undo", VivaceParams,
+             {"mi_timeout_rtts": 2.0, "reuse_overshoot": False, "timeout_undo": False},
+             _vivace),
         _pcc("allegro", "PCC Allegro, sigmoid loss utility (thesis 2.3)",
              AllegroParams, {}, _allegro),
         _pcc("allegro-latency", "PCC Allegro, latency-aware utility (thesis 3.3)",

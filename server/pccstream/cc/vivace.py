@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from .monitor_interval import MiResult
 from .params import param
 from .pcc_sender import MiTag, PccParams, PccSender, SlowStart, Verdict
-from .utility import MBIT, filter_rtt_gradient, vivace_utility
+from .utility import MBIT, filter_rtt_gradient, small_sample_factor, vivace_utility
 
 # m(tau) is linear up to this many consecutive same-direction decisions, then grows 2x.
 AMPLIFIER_LINEAR_UNTIL = 3
@@ -55,6 +55,10 @@ class VivaceParams(PccParams):
         2.0, "dRTT/dt counts only when it exceeds this many standard errors of the MI's "
         "regression slope, else it is noise and counts as 0 (0 = off; see docs/cc.md, "
         "real stack)", lo=0.0, hi=100.0)
+    rtt_gradient_small_sample: bool = param(
+        True, "the noise test uses Student's t for the MI's RTT samples minus 2 degrees of "
+        "freedom, scaled to rtt_gradient_confidence: with a few ACK frames per MI a standard "
+        "error from two or three residuals is noise itself (off: the normal quantile)")
     ss_loss_ignore: float = param(
         0.1, "slow start ignores loss rates below this (random loss must not end it)",
         lo=0.0, hi=1.0)
@@ -127,7 +131,7 @@ class Vivace(PccSender):
     def mi_utility(self, result: MiResult) -> tuple[float, float]:
         p = self.p
         gradient = filter_rtt_gradient(result.rtt_gradient, p.rtt_gradient_filter)
-        if abs(gradient) <= p.rtt_gradient_confidence * result.rtt_gradient_stderr:
+        if abs(gradient) <= self._noise_bound(result.rtt_gradient_stderr, result.rtt_samples):
             gradient = 0.0  # not distinguishable from ACK-path noise
         if not p.reward_rtt_decrease:
             gradient = max(gradient, 0.0)
@@ -139,6 +143,13 @@ class Vivace(PccSender):
                 loss = 0.0
         x = self.mbps(result.send_rate)
         return vivace_utility(x, gradient, loss, t=p.t, b=p.b, c=p.c), gradient
+
+    def _noise_bound(self, stderr: float, samples: int) -> float:
+        """The largest |dRTT/dt| that is still ACK-path noise for this regression."""
+        bound = self.p.rtt_gradient_confidence * stderr
+        if self.p.rtt_gradient_small_sample and samples > 0 and bound > 0:
+            bound *= small_sample_factor(samples)
+        return bound
 
     def _pooled(self, a: MiResult, u_a: float, b: MiResult, u_b: float
                 ) -> tuple[float, float, bool]:
@@ -184,7 +195,7 @@ class Vivace(PccSender):
         # Cheap test first: most ACKs end here.
         gradient = mi.rtt_gradient()
         if gradient <= max(self.p.rtt_gradient_filter,
-                           self.p.rtt_gradient_confidence * mi.rtt_gradient_stderr()):
+                           self._noise_bound(mi.rtt_gradient_stderr(), mi.n_rtt)):
             return
         partial = mi.result(now=now, min_packets=self.p.min_mi_packets,
                             app_limited_ratio=self.p.app_limited_ratio)

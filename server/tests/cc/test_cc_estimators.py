@@ -165,3 +165,12 @@ def test_mi_that_sent_above_its_rate_is_not_used() -> None:
     r = mi.result(now=1.0, min_packets=5, app_limited_ratio=0.8, max_send_ratio=1.15)
     assert r.send_rate > 1.15 * 2e5 and not r.useful and r.reason == "burst"
     assert mi.result(now=1.0, min_packets=5, app_limited_ratio=0.8).useful  # 0 = off
+
+
+def test_small_sample_factor_is_t_over_z() -> None:
+    from pccstream.cc.utility import small_sample_factor
+    assert small_sample_factor(2) == math.inf
+    assert small_sample_factor(3) == pytest.approx(12.706 / 1.96, rel=1e-3)
+    assert small_sample_factor(12) == pytest.approx(2.228 / 1.96, rel=1e-3)
+    assert small_sample_factor(32) == pytest.approx(2.042 / 1.96, rel=2e-3)
+    assert small_sample_factor(1000) == pytest.approx(1.0, abs=2e-3)

@@ -25,12 +25,14 @@ def test_names_and_help() -> None:
 def test_variants_defaults() -> None:
     v = create_controller("vivace", seed=1)
     assert isinstance(v, Vivace) and (v.p.t, v.p.b, v.p.c) == (0.9, 900.0, 11.35)
-    assert v.p.epsilon == 0.05 and v.p.mi_timeout_rtts == 5.0
+    assert v.p.epsilon == 0.02 and v.p.mi_timeout_rtts == 5.0
     loss = create_controller("vivace-loss")
     assert isinstance(loss, Vivace) and loss.p.b == 0.0 and loss.name == "vivace-loss"
+    assert loss.p.epsilon == 0.02
     lte = create_controller("vivace-lte")
-    assert isinstance(lte, Vivace) and lte.p.mi_timeout_rtts == 2.0
+    assert isinstance(lte, Vivace) and lte.p.mi_timeout_rtts == 2.0 and lte.p.epsilon == 0.05
     assert not lte.p.reuse_overshoot and v.p.reuse_overshoot and v.p.early_reverse
+    assert not lte.p.timeout_undo and v.p.timeout_undo
     assert v.p.loss_confidence == 1.0
     a = create_controller("allegro-latency")
     assert isinstance(a, Allegro) and a.p.latency
@@ -38,10 +40,10 @@ def test_variants_defaults() -> None:
 
 
 def test_per_session_parameters() -> None:
-    v = create_controller("vivace", {"t": "0.8", "b": "0", "c": "20", "epsilon": "0.02",
+    v = create_controller("vivace", {"t": "0.8", "b": "0", "c": "20", "epsilon": "0.03",
                                      "mi_timeout_rtts": "3", "double_check": "off"}, seed=1)
     assert isinstance(v, Vivace)
-    assert (v.p.t, v.p.b, v.p.c, v.p.epsilon, v.p.mi_timeout_rtts) == (0.8, 0, 20, 0.02, 3)
+    assert (v.p.t, v.p.b, v.p.c, v.p.epsilon, v.p.mi_timeout_rtts) == (0.8, 0, 20, 0.03, 3)
     assert v.p.double_check is False
     # Session parameters override a variant's own defaults.
     lte = create_controller("vivace-lte", {"mi_timeout_rtts": "4"})

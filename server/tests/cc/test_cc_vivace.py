@@ -571,3 +571,17 @@ def test_step_grows_with_the_rate_above_the_reference_rate() -> None:
     v = probing_vivace(48.0, theta_rate_ref_mbps=0.0)
     v.tau = 1
     assert mbps(v._step(1.0)) == pytest.approx(0.3)
+
+
+def test_noise_test_widens_for_few_rtt_samples() -> None:
+    # A slope of 0.15 with standard error 0.05 is 3 SE: significant from a long regression,
+    # noise from four ACK frames (2 degrees of freedom: t = 4.30, i.e. 2.2 x 1.96).
+    v = Vivace()
+    tag = MiTag(v.epoch, "move")
+    many = dataclasses.replace(result(10, tag=tag, gradient=0.15), rtt_gradient_stderr=0.05,
+                               rtt_samples=40)
+    few = dataclasses.replace(many, rtt_samples=4)
+    assert v.mi_utility(many)[1] == pytest.approx(0.15)
+    assert v.mi_utility(few)[1] == 0.0
+    off = Vivace(VivaceParams(rtt_gradient_small_sample=False))
+    assert off.mi_utility(few)[1] == pytest.approx(0.15)

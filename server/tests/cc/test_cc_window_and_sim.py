@@ -122,8 +122,8 @@ def test_timeout_recovers_from_capacity_drop_into_deep_buffer() -> None:
 
 
 def test_idle_player_neither_times_out_nor_loses_its_rate() -> None:
-    # A player downloading for 0.6 s every 2 s: the MIs cut short by idleness are ignored,
-    # the one open when the application went quiet is not mistaken for a late one.
+    # A player downloading for 0.6 s every 2 s: the MI open when the application went quiet
+    # is not mistaken for a late one, and an MI cut short by idleness decides nothing.
     sim = Simulator(bench(), seed=1)
     ctrl = create_controller("vivace", seed=1)
     events: list[dict[str, Any]] = []
@@ -132,6 +132,8 @@ def test_idle_player_neither_times_out_nor_loses_its_rate() -> None:
     sim.run(20.0)
     decisions = [e["decision"] for e in events]
     assert "timeout" not in decisions
-    assert any(d.startswith("ignored:") for d in decisions)
+    for e in events:
+        if e["decision"] in ("increase", "decrease", "continue", "reverse", "early-reverse"):
+            assert e["send_rate_bps"] >= 0.8 * e["target_rate_bps"]  # never an idle-cut MI
     late = [e["target_rate_bps"] for e in events if e["t_ms"] > 10_000]
     assert min(late) > 6e6  # still near the 12 Mbit/s link between downloads
