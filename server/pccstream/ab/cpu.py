@@ -44,6 +44,18 @@ def _children() -> dict[int, list[int]]:
     return children
 
 
+def descendants(root: int) -> list[int]:
+    """Every live process below `root` (children first, depth-first)."""
+    children = _children()
+    out: list[int] = []
+    stack = [root]
+    while stack:
+        for child in children.get(stack.pop(), ()):
+            out.append(child)
+            stack.append(child)
+    return out
+
+
 def _comm(pid: int) -> str:
     try:
         return (_PROC / str(pid) / "comm").read_text().strip()

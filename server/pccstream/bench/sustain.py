@@ -22,6 +22,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from pccstream.ab import browser as br
+from pccstream.ab.cpu import descendants, process_cpu_seconds
 from pccstream.bench.processes import ServerProcess, endpoint_priority
 from pccstream.emulator.analyze import analyze_file
 from pccstream.emulator.relay import EmulatorProcess
@@ -119,37 +120,7 @@ def verdict(
     return ("sustained" if not reasons else "not sustained"), reasons
 
 
-# -- CPU accounting from /proc ----------------------------------------------------------------
-
-_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def _stat_fields(pid: int) -> list[str] | None:
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return text.rsplit(")", 1)[1].split()  # the name may contain spaces and ')'
-
-
-def cpu_seconds(pid: int) -> float | None:
-    """User + system CPU seconds of a live process (all its threads)."""
-    fields = _stat_fields(pid)
-    return None if fields is None else (int(fields[11]) + int(fields[12])) / _TICKS
-
-
-def descendants(root: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and (fields := _stat_fields(int(entry.name))) is not None:
-            children.setdefault(int(fields[1]), []).append(int(entry.name))
-    out: list[int] = []
-    stack = [root]
-    while stack:
-        for child in children.get(stack.pop(), []):
-            out.append(child)
-            stack.append(child)
-    return out
+# -- CPU accounting (per process: the busiest browser process matters here) -----------------
 
 
 def browser_pids() -> list[int]:
@@ -165,7 +136,7 @@ def browser_pids() -> list[int]:
 
 
 def cpu_snapshot(pids: Iterable[int]) -> dict[int, float]:
-    return {pid: s for pid in pids if (s := cpu_seconds(pid)) is not None}
+    return {pid: s for pid in pids if (s := process_cpu_seconds(pid)) is not None}
 
 
 def cpu_delta(before: Mapping[int, float], after: Mapping[int, float]) -> dict[int, float]:
