@@ -40,12 +40,15 @@ test('plays the whole stream over WebTransport to the end', async ({ page }, tes
 
 test('a 3 s server-side withhold shows up as a stall', async ({ page }) => {
   // A 0.3 s buffer target keeps the player at the edge: a 3 s withhold must stall it ≈ 2.8 s.
+  // No prefetch: a segment requested ahead would put up to one more segment between the
+  // playhead and the withheld one.
   await page.goto(
     playerUrl(server.info.page_url, {
       cc: 'cubic',
       mode: 'fixed',
       bitrate: 750,
       buffer: 0.3,
+      prefetch: 0,
       'test.withhold_at': 5,
       'test.withhold_s': 3,
     }),

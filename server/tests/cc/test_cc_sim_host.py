@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from pccstream.cc.registry import create_controller
 from pccstream.cc.sim import (
     BROWSER_HOST,
