@@ -215,9 +215,6 @@ class MonitorIntervalQueue:
         if mi is not None:
             mi.sending_done = True
 
-    def clear(self) -> None:
-        self._mis.clear()
-
     def take_all(self) -> list[MonitorInterval]:
         """Remove and return every MI (the one sending is closed)."""
         self.close_current()
