@@ -1,11 +1,7 @@
 """`ewma-bdp`: window = gain x EWMA receive rate x min RTT, within [min, max] packets.
 
-The receive rate is measured from the spacing of ACK arrivals: QUIC acknowledges several
-packets per ACK frame (aioquic reports them one by one with the same timestamp), so the
-packets acknowledged at one instant are grouped, and each group gives (bytes, time since
-the previous group). Bytes and intervals are averaged separately (EWMA with `weight`) and
-divided, so a few back-to-back ACKs (tiny intervals) cannot blow the estimate up as an
-average of per-ACK rates would. That average is the flow's own throughput, window / RTT,
+The receive rate is measured from the spacing of ACK arrivals (receive_rate.py). That
+average is the flow's own throughput, window / RTT,
 so at `gain` 1 a window below the BDP would measure exactly its own rate and never grow
 (and any dip would ratchet it down). The default gain of 1.25 is what finds spare capacity:
 below the BDP the window grows by 25 % per averaging time; at the bottleneck the receive
@@ -20,6 +16,7 @@ from dataclasses import dataclass
 from .base import SentPacket
 from .packet_window import PacketWindowController
 from .params import param
+from .receive_rate import ReceiveRate
 
 
 @dataclass(frozen=True)
@@ -40,46 +37,23 @@ class EwmaBdp(PacketWindowController):
         self.params = params or EwmaBdpParams()
         p = self.params
         super().__init__(p.initial_window, min_window=p.min_window, max_window=p.max_window)
-        self._group_time: float | None = None  # timestamp of the ACK group being summed
-        self._group_bytes = 0
-        self._prev_group_time: float | None = None
-        self._ewma_bytes: float | None = None
-        self._ewma_interval = 0.0
+        self._receive = ReceiveRate(p.weight)
         self.min_rtt = float("inf")
 
     @property
     def receive_rate(self) -> float:
         """Bytes per second (0 before the first sample)."""
-        if self._ewma_bytes is None or self._ewma_interval <= 0:
-            return 0.0
-        return self._ewma_bytes / self._ewma_interval
+        return self._receive.rate
 
     def on_packet_acked(self, now: float, packet: SentPacket) -> None:
         super().on_packet_acked(now, packet)
         if packet.sent_time is not None:
             self.min_rtt = min(self.min_rtt, now - packet.sent_time)
-        if self._group_time is not None and now > self._group_time:
-            self._close_group()
-        if self._group_time is None or now > self._group_time:
-            self._group_time = now
-            self._group_bytes = 0
-        self._group_bytes += packet.sent_bytes
-
-    def _close_group(self) -> None:
-        assert self._group_time is not None
-        if self._prev_group_time is not None:
-            interval = self._group_time - self._prev_group_time
-            w = self.params.weight
-            if self._ewma_bytes is None:
-                self._ewma_bytes, self._ewma_interval = float(self._group_bytes), interval
-            else:
-                self._ewma_bytes = (1 - w) * self._ewma_bytes + w * self._group_bytes
-                self._ewma_interval = (1 - w) * self._ewma_interval + w * interval
+        if self._receive.on_acked(now, packet.sent_bytes):
             rate = self.receive_rate
             if rate > 0 and self.min_rtt < float("inf"):
                 bdp_packets = self.params.gain * rate * self.min_rtt / self.max_datagram_size
                 self.set_window(bdp_packets)
-        self._prev_group_time = self._group_time
 
     def log_data(self) -> dict[str, float]:
         data = super().log_data()

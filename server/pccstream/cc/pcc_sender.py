@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 from .base import Controller, SentPacket
 from .monitor_interval import MiResult, MonitorInterval, MonitorIntervalQueue
 from .params import param
+from .receive_rate import ReceiveRate
 from .utility import MBIT
 
 
@@ -31,6 +32,11 @@ class PccParams:
     initial_rate_mbps: float = param(
         1.0, "rate of the first MI; slow start doubles it (about aioquic's 10-packet window "
         "over the 100 ms initial RTT)", lo=0.01, hi=10_000.0)
+    initial_window_packets: float = param(
+        10.0, "when the connection already has an RTT sample (the handshake's), the first MI "
+        "sends at least this many packets per smoothed RTT, the initial window every QUIC and "
+        "TCP sender starts with (RFC 9002 7.2), instead of initial_rate_mbps: at 20 ms that "
+        "is 5 Mbit/s, two doublings fewer to climb (0 = off, the thesis)", lo=0.0, hi=1000.0)
     min_rate_mbps: float = param(0.25, "floor of the sending rate", lo=0.001, hi=10_000.0)
     max_rate_mbps: float = param(2_000.0, "ceiling of the sending rate", lo=0.01, hi=100_000.0)
     mi_rtts: float = param(1.0, "MI length in smoothed RTTs", lo=0.1, hi=10.0)
@@ -42,8 +48,7 @@ class PccParams:
         "app-limited and is not used for decisions", lo=0.0, hi=1.0)
     mi_timeout_rtts: float = param(
         5.0, "MI timeout: if an MI's packets are not all acked/lost this many smoothed RTTs "
-        "after its last send, halve the rate (thesis 4.4; LTE profile uses 2)", lo=1.0,
-        hi=100.0)
+        "after its last send, halve the rate (thesis 4.4; 0 = off)", lo=0.0, hi=100.0)
     cwnd_gain: float = param(
         2.0, "safety window = cwnd_gain x rate x srtt, so the window never limits a PCC "
         "sender in steady state", lo=1.0, hi=20.0)
@@ -64,12 +69,28 @@ class PccParams:
         "slower (an RTT step such as the thesis's RTT redrawn every 5 s), so the rate from "
         "before the timeout is restored (cf. the Eifel response to a spurious timeout, RFC "
         "4015)")
+    ss_mi_rtts: float = param(
+        0.5, "MI length in smoothed RTTs during slow start: a doubling waits for one MI at "
+        "the new rate plus an RTT for its feedback, so shorter MIs climb faster; slow start "
+        "reads only large utility changes, which short MIs still show", lo=0.1, hi=10.0)
+    ss_double_now: bool = param(
+        True, "in slow start a doubling takes effect with the next packet: the MI still "
+        "sending at the old rate is cut short (its result, at a rate already known to be "
+        "good, would be ignored anyway), so a doubling takes one MI plus one RTT instead of "
+        "up to two MIs plus one RTT; still at most one untested doubling in flight "
+        "(off: the thesis)")
     ss_full_pipe_growth: float = param(
         1.25, "slow start ends on a latency-only utility drop only once the pipe is full: "
         "while the failing MI was still delivered this many times faster than the best MI so "
         "far, the RTT rise was not a standing queue at the bottleneck (host or path noise), so "
         "the rate is held and measured again (cf. BBR's full-pipe test; 0 = off, the thesis)",
         lo=0.0, hi=10.0)
+    bdp_cap_gain: float = param(
+        0.0, "the window is also bounded by this many times receive rate x min RTT: when a "
+        "cellular link's capacity falls faster than probe pairs can measure, the rate the "
+        "receiver takes data at falls within an RTT and the bound stops the queue at "
+        "(gain - 1) min RTTs; while it binds, MIs fall short of their target and are not "
+        "used, and the rate is kept for the capacity's return (0 = off)", lo=0.0, hi=100.0)
     rtt_per_ack: bool = param(
         True, "one RTT sample per ACK frame (its largest newly acked packet, ACK delay "
         "removed) instead of one per packet: packets acknowledged together share one ACK "
@@ -127,6 +148,9 @@ class PccSender(Controller):
         self._undo_rate = 0.0
         self._undo_deadline = 0.0
         self.timeouts_undone = 0
+        self._receive = ReceiveRate()
+        self.ack_delay = 0.0  # smoothed ACK delay the peer reported (seconds)
+        self._started = False  # the first MI has been planned
 
     # -- algorithm hooks ------------------------------------------------------------------
 
@@ -175,10 +199,15 @@ class PccSender(Controller):
     def congestion_window(self) -> int:
         srtt = self.rtt_stats.srtt_or_initial()
         rate = max(self.rate, self._mi_rate)
-        return max(
-            int(self.params.cwnd_gain * rate * srtt),
-            self.params.min_cwnd_packets * self.max_datagram_size,
-        )
+        window = self.params.cwnd_gain * rate * srtt
+        if self.params.bdp_cap_gain > 0 and self._receive.rate > 0:
+            min_rtt = self.rtt_stats.min_rtt_or(srtt)
+            # Data the receiver holds unacknowledged is delivered yet still in flight: without
+            # that allowance a slow sender, whose every other packet waits for the delayed
+            # ACK, stays below the rate it measures and never grows.
+            allowance = self.params.bdp_cap_gain * min_rtt + self.ack_delay
+            window = min(window, self._receive.rate * allowance)
+        return max(int(window), self.params.min_cwnd_packets * self.max_datagram_size)
 
     def delivery_rate(self) -> float:
         return self.last_result.delivery_rate if self.last_result is not None else 0.0
@@ -200,6 +229,8 @@ class PccSender(Controller):
 
     def on_packet_acked(self, now: float, packet: SentPacket) -> None:
         super().on_packet_acked(now, packet)
+        if self.params.bdp_cap_gain > 0:
+            self._receive.on_acked(now, packet.sent_bytes)
         if self._late and packet.sent_time is not None:
             self._late.on_acked(now, packet.sent_time, packet.sent_bytes)
         if not self.params.rtt_per_ack:
@@ -219,6 +250,9 @@ class PccSender(Controller):
 
     def on_rtt_sample(self, now: float, latest_rtt: float) -> None:
         super().on_rtt_sample(now, latest_rtt)
+        # The estimator removed the peer's ACK delay from `latest_rtt` (when plausible).
+        delay = max(0.0, latest_rtt - self.rtt_stats.latest_rtt)
+        self.ack_delay += 0.125 * (delay - self.ack_delay)
         if not self.params.rtt_per_ack:
             return
         # The sample belongs to the frame's largest packet, sent latest_rtt ago; its value is
@@ -267,11 +301,15 @@ class PccSender(Controller):
     # -- internals -------------------------------------------------------------------------
 
     def _start_mi(self, now: float) -> MonitorInterval:
+        if not self._started:
+            self._started = True
+            self._apply_initial_window()
         rate, tag = self.plan_next_mi(now)
         rate = self.clamp(rate)
         p = self.params
         srtt = self.rtt_stats.srtt_or_initial()
-        duration = max(p.mi_rtts * srtt, p.min_mi_packets * self.max_datagram_size / rate)
+        mi_rtts = p.ss_mi_rtts if self.state == "starting" else p.mi_rtts
+        duration = max(mi_rtts * srtt, p.min_mi_packets * self.max_datagram_size / rate)
         # Slow start ignores small gradients anyway and must not double more slowly.
         if p.rtt_per_ack and p.min_mi_acks > 0 and self.state != "starting":
             duration = max(duration, p.min_mi_acks * self.ack_interval)
@@ -280,6 +318,12 @@ class PccSender(Controller):
             self.pacing_version += 1
         return self.queue.start(now=now, target_rate=rate, duration=duration, tag=tag,
                                 rtt=srtt)
+
+    def _apply_initial_window(self) -> None:
+        packets = self.params.initial_window_packets
+        if packets > 0 and self.rtt_stats.has_sample:
+            window_rate = packets * self.max_datagram_size / self.rtt_stats.smoothed_rtt
+            self.rate = self.clamp(max(self.rate, window_rate))
 
     def _advance(self, now: float) -> None:
         current = self.queue.current
@@ -311,15 +355,17 @@ class PccSender(Controller):
         else:
             verdict = self.on_mi_finished(now, result, utility)
             current = self.queue.current
-            if (current is not None and isinstance(current.tag, MiTag)
-                    and current.tag.epoch != self.epoch):
-                # A decision made the MI in progress stale: cut it short so the new rate
-                # takes effect with the next packet instead of after the MI's full length.
+            if current is not None and isinstance(current.tag, MiTag) and (
+                    current.tag.epoch != self.epoch
+                    or (verdict.decision == "double" and p.ss_double_now)):
+                # A decision made the MI in progress stale (or, in slow start, one more MI at
+                # the rate just outgrown): cut it short so the new rate takes effect with the
+                # next packet instead of after the MI's full length.
                 self.queue.close_current()
         self._emit_mi(now, result, utility, gradient, verdict, state)
 
     def _check_timeout(self, now: float) -> None:
-        if now < self._timeout_check_at:
+        if now < self._timeout_check_at or self.params.mi_timeout_rtts == 0:
             return
         mi = self.queue.oldest
         if mi is None:

@@ -2,7 +2,7 @@
 
     create_controller("vivace", {"b": "0", "c": "20"}, seed=7)
 
-Names: vivace, vivace-loss (b = 0), vivace-lte (MI timeout 2 RTT, thesis 4.5.1),
+Names: vivace, vivace-loss (b = 0), vivace-lte (cellular: window bounded by the BDP),
 allegro, allegro-latency, cubic, reno. Every PCC parameter can be overridden per session;
 unknown names, unknown parameters and bad values raise UserError naming the valid choices.
 """
@@ -80,15 +80,18 @@ _CONTROLLERS: dict[str, ControllerInfo] = {
              VivaceParams, {"epsilon": 0.02}, _vivace),
         _pcc("vivace-loss", "PCC Vivace, loss-only utility (b=0, eps=0.02)",
              VivaceParams, {"b": 0.0, "epsilon": 0.02}, _vivace),
-        # No overshoot reuse on cellular links: capacity swings there raise the RTT gradient
-        # without any overshoot, and the draining probe then gives up throughput for no
-        # delay (docs/cc.md, "Session 3": 2.02 vs 1.48 Mbit/s at 105 vs 101 ms).
-        # No timeout undo either: on a cellular last hop a sudden silence is an outage, and
-        # the backlog it built arrives in a burst when the radio recovers, which would pass
-        # for a path that only got longer.
-        _pcc("vivace-lte", "PCC Vivace, LTE profile: MI timeout after 2 RTTs (thesis 4.5.1), "
-             "no overshoot reuse, no timeout undo", VivaceParams,
-             {"mi_timeout_rtts": 2.0, "reuse_overshoot": False, "timeout_undo": False},
+        # Cellular: the window is bounded by 1.5 x receive rate x min RTT. A cellular link's
+        # capacity swings within an RTT, faster than probe pairs can measure; the rate the
+        # receiver takes data at follows within an RTT, so the bound holds the standing
+        # queue to half a min RTT, half of what BBR's 2 x BDP window allows (the aim: at most
+        # half of BBR's delay). With that bound an outage stops sending by itself, so MI
+        # timeouts (thesis 4.5.1) would only cut the rate the capacity comes back to; and
+        # no overshoot reuse, because capacity swings raise the RTT gradient without any
+        # overshoot (docs/cc.md, "Cellular profile").
+        _pcc("vivace-lte", "PCC Vivace, cellular profile: window <= 1.5 x receive rate x min "
+             "RTT, no MI timeouts, no overshoot reuse", VivaceParams,
+             {"bdp_cap_gain": 1.5, "mi_timeout_rtts": 0.0, "reuse_overshoot": False,
+              "timeout_undo": False},
              _vivace),
         _pcc("allegro", "PCC Allegro, sigmoid loss utility (thesis 2.3)",
              AllegroParams, {}, _allegro),

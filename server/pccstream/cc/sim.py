@@ -14,7 +14,11 @@ its ACK delay as QUIC does; host stalls (`Receiver.stall_rate` per second, each
 `stall_s` long) during which arriving packets wait unread, so their RTT grows by up to a
 stall and no ACK delay accounts for it (a busy browser or server on a shared CPU); and a
 path whose base RTT steps at given times (`Link.rtt_schedule`, the thesis's RTT redrawn every
-5 s), never reordering packets.
+5 s), never reordering packets; and a bottleneck that serves a mahimahi delivery schedule
+(`Link.trace`, a cellular recording) instead of a constant rate: each opportunity carries
+1504 bytes, a packet may span opportunities and leave the rest of one to the packet queued
+behind it, and an opportunity with nothing queued is wasted, as in mahimahi's LinkQueue.
+The return path stays unshaped (ACKs are never delayed by the uplink's schedule).
 
 Time is virtual and every random draw comes from seeded generators: runs are exactly
 reproducible. All figures it produces are simulation figures, not measurements.
@@ -25,7 +29,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import random
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -53,6 +57,8 @@ class Link:
     schedule: list[tuple[float, float]] = field(default_factory=list)
     # Step changes of the base RTT: (time, seconds), for packets leaving after `time`.
     rtt_schedule: list[tuple[float, float]] = field(default_factory=list)
+    # A looping delivery schedule (replaces `rate_mbps` for the bottleneck when set).
+    trace: TraceSchedule | None = None
 
     def rate_at(self, now: float) -> float:
         rate = self.rate_mbps
@@ -67,6 +73,65 @@ class Link:
             if now >= t:
                 rtt = r
         return rtt
+
+
+TRACE_OPPORTUNITY_BYTES = 1504  # mahimahi's PACKET_SIZE
+
+
+@dataclass(frozen=True)
+class TraceSchedule:
+    """A mahimahi trace as (millisecond, opportunities at that millisecond), looping with
+    period `times_ms[-1]` (parse files with pccstream.emulator.trace.load_trace)."""
+
+    times_ms: tuple[int, ...]
+    counts: tuple[int, ...]
+
+    @property
+    def period_s(self) -> float:
+        return self.times_ms[-1] / 1000
+
+    def average_mbps(self) -> float:
+        return sum(self.counts) * TRACE_OPPORTUNITY_BYTES * 8 / self.period_s / 1e6
+
+
+class _TraceCursor:
+    """Walks a TraceSchedule's opportunities in time order, skipping idle loops whole."""
+
+    def __init__(self, trace: TraceSchedule) -> None:
+        self.trace = trace
+        self._idx = 0
+        self._base_ms = 0
+        self.time = trace.times_ms[0] / 1000  # the current opportunity
+        self.budget = trace.counts[0] * TRACE_OPPORTUNITY_BYTES  # bytes it has left
+
+    def step(self) -> None:
+        times = self.trace.times_ms
+        self._idx += 1
+        if self._idx == len(times):
+            self._idx = 0
+            self._base_ms += times[-1]
+        self.time = (self._base_ms + times[self._idx]) / 1000
+        self.budget = self.trace.counts[self._idx] * TRACE_OPPORTUNITY_BYTES
+
+    def first_after(self, t: float) -> None:
+        """Move to the first opportunity strictly after `t` (earlier ones went unused)."""
+        period_ms = self.trace.times_ms[-1]
+        if t - self.time > period_ms / 1000:
+            loops = int((t - self.time) * 1000 // period_ms) - 1
+            if loops > 0:
+                self._base_ms += loops * period_ms
+                self.time += loops * period_ms / 1000
+        while self.time <= t:
+            self.step()
+
+    def serve(self, size: int) -> float:
+        """Carry `size` bytes from the current opportunity on; returns when the last byte
+        leaves. The current opportunity's rest stays for the next packet."""
+        while size > self.budget:
+            size -= self.budget
+            self.step()
+        self.budget -= size
+        return self.time
 
 
 @dataclass(frozen=True)
@@ -137,6 +202,9 @@ class Simulator:
         self._seq = itertools.count()
         self._link_free_at = 0.0
         self._tick = tick
+        self._trace = _TraceCursor(link.trace) if link.trace is not None else None
+        self._trace_queue: deque[tuple[float, int]] = deque()  # (departure, bytes) in order
+        self._trace_queued_bytes = 0
 
     def add_flow(self, controller: Controller, *, start: float = 0.0, stop: float | None = None,
                  mss: int = 1200, app: Callable[[float], bool] | None = None) -> Flow:
@@ -227,18 +295,43 @@ class Simulator:
         link = self.link
         if link.loss > 0 and self.rng.random() < link.loss:
             return  # random loss: never acked
-        rate_bytes = link.rate_at(now) * 1e6 / 8
-        backlog = max(0.0, self._link_free_at - now) * rate_bytes
-        if backlog + packet.sent_bytes > link.queue_bytes + 1e-9:
-            return  # tail drop
-        flow.stats.queue_delays.append((now, max(0.0, self._link_free_at - now)))
-        depart = max(now, self._link_free_at) + packet.sent_bytes / rate_bytes
+        if self._trace is not None:
+            depart = self._trace_depart(packet)
+            if depart is None:
+                return  # tail drop
+        else:
+            rate_bytes = link.rate_at(now) * 1e6 / 8
+            backlog = max(0.0, self._link_free_at - now) * rate_bytes
+            if backlog + packet.sent_bytes > link.queue_bytes + 1e-9:
+                return  # tail drop
+            flow.stats.queue_delays.append((now, max(0.0, self._link_free_at - now)))
+            depart = max(now, self._link_free_at) + packet.sent_bytes / rate_bytes
         self._link_free_at = depart
         arrival = depart + (link.rtt_at(depart) if link.rtt_schedule else link.base_rtt)
         if link.rtt_schedule:
             arrival = max(arrival, flow.last_arrival)  # a shorter path never reorders
             flow.last_arrival = arrival
         self._schedule(self._after_stalls(arrival), "ack", flow.index, packet)
+
+    def _trace_depart(self, packet: SimPacket) -> float | None:
+        """When `packet`, arriving now, leaves a trace-driven bottleneck (None: tail drop)."""
+        assert self._trace is not None
+        now = self.now
+        queued = self._trace_queue
+        while queued and queued[0][0] <= now:
+            self._trace_queued_bytes -= queued.popleft()[1]
+        if self._trace_queued_bytes + packet.sent_bytes > self.link.queue_bytes + 1e-9:
+            return None
+        flow = self.flows[packet.flow]
+        if self._link_free_at <= now:
+            self._trace.first_after(now)  # an empty queue wastes the opportunities until now
+        elif self._trace.budget == 0:
+            self._trace.step()
+        depart = self._trace.serve(packet.sent_bytes)
+        flow.stats.queue_delays.append((now, depart - now))
+        queued.append((depart, packet.sent_bytes))
+        self._trace_queued_bytes += packet.sent_bytes
+        return depart
 
     # -- receiver and host -----------------------------------------------------------------
 
@@ -421,7 +514,8 @@ def report(sim: Simulator, t1: float, t2: float) -> LinkReport:
     """Figures over [t1, t2) of a finished run."""
     duration = t2 - t1
     throughputs = [f.stats.delivered_bytes(t1, t2) * 8 / duration / 1e6 for f in sim.flows]
-    capacity = sim.link.rate_mbps
+    capacity = (sim.link.trace.average_mbps() if sim.link.trace is not None
+                else sim.link.rate_mbps)
     rtts = [r for f in sim.flows for r in f.stats.rtt_samples(t1, t2)]
     queue = [d for f in sim.flows for t, d in f.stats.queue_delays if t1 <= t < t2]
     sent = sum(f.stats.sent_packets for f in sim.flows)
@@ -489,7 +583,10 @@ def scenario_video(name: str, *, bitrate_mbps: float = 50.0, seed: int = 1,
                 rtt_schedule=schedule)
     sim = Simulator(link, seed=seed, receiver=receiver)
     player = VideoPlayer(bitrate_mbps, request_rtt=link.base_rtt)
-    player.flow = sim.add_flow(create_controller(name, params or {}, seed=seed), app=player)
+    controller = create_controller(name, params or {}, seed=seed)
+    # The server installs the session's controller after the handshake, whose RTT it copies.
+    controller.rtt_stats.update(link.base_rtt)
+    player.flow = sim.add_flow(controller, app=player)
     sim.run(duration)
     player(duration)
     r = report(sim, 0.0, duration)
@@ -497,6 +594,34 @@ def scenario_video(name: str, *, bitrate_mbps: float = 50.0, seed: int = 1,
     return VideoReport(utilization=r.utilization, throughput_mbps=r.throughputs_mbps[0],
                        buffering_ratio=player.buffering_ratio, startup_s=startup,
                        p95_rtt_inflation_ms=r.p95_rtt_inflation_ms)
+
+
+@dataclass
+class CellularReport:
+    throughput_mbps: float
+    capacity_mbps: float
+    p95_signal_delay_ms: float  # time in the bottleneck's queue, propagation excluded
+    power: float  # Mbit/s x 1000 / p95 signal delay in ms, the contest's figure of merit
+
+
+def scenario_cellular(name: str, trace: TraceSchedule, *, seed: int = 1,
+                      duration: float | None = None, one_way_s: float = 0.020,
+                      params: dict[str, str] | None = None) -> CellularReport:
+    """The contest's setup on the link model: one bulk flow through a cellular trace,
+    `one_way_s` each way, infinite queue; `duration` defaults to one pass of the trace."""
+    from .registry import create_controller
+
+    duration = duration if duration is not None else trace.period_s
+    link = Link(0.0, 2 * one_way_s, 10**12, trace=trace)
+    sim = Simulator(link, seed=seed, receiver=Receiver(ack_every=2))
+    flow = sim.add_flow(create_controller(name, params or {}, seed=seed))
+    sim.run(duration)
+    throughput = flow.stats.delivered_bytes(0.0, duration) * 8 / duration / 1e6
+    delays = [d for _, d in flow.stats.queue_delays]
+    p95_ms = (percentile(delays, 95) if delays else 0.0) * 1000
+    return CellularReport(throughput_mbps=throughput, capacity_mbps=trace.average_mbps(),
+                          p95_signal_delay_ms=p95_ms,
+                          power=throughput * 1000 / p95_ms if p95_ms > 0 else 0.0)
 
 
 def main() -> None:

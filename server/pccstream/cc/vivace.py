@@ -73,6 +73,12 @@ class VivaceParams(PccParams):
     ss_exit_on_delivery: bool = param(
         True, "leave slow start at the failed doubling's delivery rate less eps (when above "
         "the last good rate) instead of at the last good rate")
+    ss_drain: bool = param(
+        True, "after slow start one MI drains the queue the failed doubling built: it sends "
+        "the exit rate less that queue (RTT above the minimum, times the rate) spread over "
+        "the MI, at least half the exit rate (cf. BBR's DRAIN); probes only eps below "
+        "capacity would take about 1/eps MIs to drain it, which is most of the p95 delay "
+        "on a 1-BDP link (off: the thesis)")
     reward_rtt_decrease: bool = param(
         False, "let a falling RTT (dRTT/dt < 0) raise utility as the thesis formula does; "
         "off clamps the gradient at 0 like PCC-Uspace")
@@ -112,6 +118,7 @@ class Vivace(PccSender):
         self.slow_start = SlowStart(self.p.ss_full_pipe_growth)
         # probing
         self._probe_rates: list[float] = []  # bytes/s, in send order
+        self._drain_rate: float | None = None  # ss_drain: the MI to send before the probes
         self._probes_issued = 0
         self._probe_results: dict[int, tuple[MiResult, float]] = {}
         # The higher side of the pair when it is already measured (reuse_overshoot).
@@ -214,6 +221,9 @@ class Vivace(PccSender):
 
     def plan_next_mi(self, now: float) -> tuple[float, MiTag]:
         if self.state == "probing":
+            if self._drain_rate is not None:
+                rate, self._drain_rate = self._drain_rate, None
+                return rate, MiTag(self.epoch, "drain")
             if self._probes_issued < len(self._probe_rates):
                 i = self._probes_issued
                 self._probes_issued += 1
@@ -281,7 +291,20 @@ class Vivace(PccSender):
             exit_rate = max(exit_rate, delivered)
         self.rate = self.clamp(exit_rate)
         self._enter_probing()
+        if self.p.ss_drain:
+            self._drain_rate = self._drain_after(result)
         return Verdict("exit-slow-start", self.rate - old)
+
+    def _drain_after(self, result: MiResult) -> float | None:
+        """The rate of one MI that empties the queue standing at slow start's exit."""
+        stats = self.rtt_stats
+        if not stats.has_sample:
+            return None
+        queue_s = max(stats.latest_rtt, result.rtt_mean) - stats.min_rtt_or(stats.latest_rtt)
+        mi_s = self.p.mi_rtts * stats.smoothed_rtt
+        if queue_s <= 0 or mi_s <= 0:
+            return None
+        return self.clamp(self.rate * max(0.5, 1 - queue_s / mi_s))
 
     def _enter_probing(self, known_high: tuple[MiResult, float] | None = None) -> None:
         self.state = "probing"

@@ -30,7 +30,8 @@ def test_variants_defaults() -> None:
     assert isinstance(loss, Vivace) and loss.p.b == 0.0 and loss.name == "vivace-loss"
     assert loss.p.epsilon == 0.02
     lte = create_controller("vivace-lte")
-    assert isinstance(lte, Vivace) and lte.p.mi_timeout_rtts == 2.0 and lte.p.epsilon == 0.05
+    assert isinstance(lte, Vivace) and lte.p.mi_timeout_rtts == 0.0 and lte.p.epsilon == 0.05
+    assert lte.p.bdp_cap_gain == 1.5 and v.p.bdp_cap_gain == 0.0
     assert not lte.p.reuse_overshoot and v.p.reuse_overshoot and v.p.early_reverse
     assert not lte.p.timeout_undo and v.p.timeout_undo
     assert v.p.loss_confidence == 1.0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from typing import Any
 
 import pytest
 
@@ -95,7 +96,7 @@ def test_slow_start_exit_never_below_the_last_good_rate() -> None:
     # rate above 6 Mbit/s while delivery looks low) still keeps the last good rate.
     def path(rate: float) -> PathSample:
         return PathSample(rtt=0.03, loss=0.5 if rate > 6 else 0.0)
-    d = Driver(Vivace(), path)
+    d = Driver(Vivace(VivaceParams(ss_mi_rtts=1.0)), path)
     events = d.run(4)
     assert [e["decision"] for e in events] == ["double"] * 3 + ["exit-slow-start"]
     assert mbps(d.ctrl.rate) == pytest.approx(4.0)
@@ -243,7 +244,7 @@ def test_app_limited_probe_is_rerun_and_other_mis_ignored() -> None:
 
 
 def test_app_limited_stream_keeps_rate() -> None:
-    d = Driver(Vivace(), fluid_path(50))
+    d = Driver(Vivace(VivaceParams(ss_mi_rtts=1.0)), fluid_path(50))
     d.run(3)
     rate = d.ctrl.rate
     events = [d.mi(app_fraction=0.4) for _ in range(5)]
@@ -313,10 +314,10 @@ def _poke(v: Vivace, d: Driver, t: float) -> None:
     d.pn += 1
 
 
-@pytest.mark.parametrize(("name", "rtts"), [("vivace", 5.0), ("vivace-lte", 2.0)])
-def test_mi_timeout_without_any_feedback(name: str, rtts: float) -> None:
+@pytest.mark.parametrize("rtts", [5.0, 2.0])
+def test_mi_timeout_without_any_feedback(rtts: float) -> None:
     from pccstream.cc import create_controller
-    v = create_controller(name, seed=1)
+    v = create_controller("vivace", {"mi_timeout_rtts": str(rtts)}, seed=1)
     assert isinstance(v, Vivace)
     d, rate, start, _ = _one_mi_then_dark(v, acked=0)
     rtt0 = v.queue.oldest.rtt_at_start if v.queue.oldest else 0.0
@@ -330,10 +331,10 @@ def test_mi_timeout_without_any_feedback(name: str, rtts: float) -> None:
     assert len(v.queue) == 1  # only the MI started by this packet remains
 
 
-@pytest.mark.parametrize(("name", "rtts"), [("vivace", 5.0), ("vivace-lte", 2.0)])
-def test_mi_timeout_with_missing_tail(name: str, rtts: float) -> None:
+@pytest.mark.parametrize("rtts", [5.0, 2.0])
+def test_mi_timeout_with_missing_tail(rtts: float) -> None:
     from pccstream.cc import create_controller
-    v = create_controller(name, seed=1)
+    v = create_controller("vivace", {"mi_timeout_rtts": str(rtts)}, seed=1)
     assert isinstance(v, Vivace)
     d, rate, _, last_sent = _one_mi_then_dark(v, acked=3)
     oldest = v.queue.oldest
@@ -345,19 +346,20 @@ def test_mi_timeout_with_missing_tail(name: str, rtts: float) -> None:
     assert v.timeouts == 1 and v.rate == pytest.approx(rate / 2)
 
 
-def test_lte_profile_times_out_sooner() -> None:
+def test_shorter_timeout_fires_sooner_and_zero_never_fires() -> None:
     from pccstream.cc import create_controller
     fired = {}
-    for name in ("vivace", "vivace-lte"):
-        v = create_controller(name, seed=1)
+    for setting in ("5", "2", "0"):
+        v = create_controller("vivace", {"mi_timeout_rtts": setting}, seed=1)
         assert isinstance(v, Vivace)
         d, _, start, _ = _one_mi_then_dark(v, acked=0)
         t = start
-        while v.timeouts == 0:
+        while v.timeouts == 0 and t < start + 5.0:
             t += 0.005
             _poke(v, d, t)
-        fired[name] = t - start
-    assert fired["vivace-lte"] < fired["vivace"] / 2
+        fired[setting] = t - start
+    assert fired["2"] < fired["5"] / 2
+    assert fired["0"] >= 5.0 and fired["5"] < 5.0
 
 
 def test_pacing_rate_and_cwnd_cap() -> None:
@@ -585,3 +587,59 @@ def test_noise_test_widens_for_few_rtt_samples() -> None:
     assert v.mi_utility(few)[1] == 0.0
     off = Vivace(VivaceParams(rtt_gradient_small_sample=False))
     assert off.mi_utility(few)[1] == pytest.approx(0.15)
+
+
+@pytest.mark.parametrize("name", ["vivace", "allegro-latency"])
+def test_first_mi_sends_the_initial_window_over_the_handshake_rtt(name: str) -> None:
+    from pccstream.cc import create_controller
+    from pccstream.cc.sim import Link, Simulator
+    for params, expect_mbps in (({}, 10 * MSS * 8 / 0.020 / 1e6), ({"initial_window_packets":
+                                                                   "0"}, 1.0)):
+        sim = Simulator(Link(50.0, 0.020, 300_000), seed=1)
+        ctrl = create_controller(name, params, seed=1)
+        ctrl.rtt_stats.update(0.020)  # the handshake's sample, copied in at install time
+        sim.add_flow(ctrl, mss=MSS)
+        sim.run(0.001)
+        assert (ctrl.pacing_rate or 0) * 8 / 1e6 == pytest.approx(expect_mbps)
+
+
+@pytest.mark.parametrize("name", ["vivace", "allegro-latency"])
+def test_slow_start_doubles_every_mi_plus_rtt(name: str) -> None:
+    from pccstream.cc import create_controller
+    from pccstream.cc.sim import Link, Simulator
+    gaps = {}
+    for label, params in (("now", {}), ("thesis", {"ss_double_now": "off", "ss_mi_rtts": "1"})):
+        sim = Simulator(Link(200.0, 0.050, 2_000_000), seed=1)
+        ctrl = create_controller(name, params, seed=1)
+        events: list[dict[str, Any]] = []
+        ctrl.event_sink = events.append
+        sim.add_flow(ctrl, mss=MSS)
+        sim.run(2.0)
+        doubles = [e["t_ms"] for e in events if e["decision"] == "double"]
+        assert len(doubles) >= 4
+        gaps[label] = sorted(b - a for a, b in zip(doubles, doubles[1:], strict=False))
+    # Half-RTT MIs, the doubled rate from the next packet: a doubling per ~1.5 RTTs
+    # (thesis: an MI at the old rate still runs, 2 RTTs or more).
+    assert gaps["now"][len(gaps["now"]) // 2] <= 1.6 * 50
+    assert gaps["thesis"][len(gaps["thesis"]) // 2] >= 1.9 * 50
+
+
+def test_slow_start_exit_drains_the_queue_its_overshoot_built() -> None:
+    from pccstream.cc import create_controller
+    from pccstream.cc.sim import Link, Simulator, report
+    inflation = {}
+    for setting in ("on", "off"):
+        sim = Simulator(Link(12.0, 0.030, 45_000), seed=1)
+        ctrl = create_controller("vivace", {"ss_drain": setting}, seed=1)
+        assert isinstance(ctrl, Vivace)
+        events: list[dict[str, Any]] = []
+        ctrl.event_sink = events.append
+        sim.add_flow(ctrl)
+        sim.run(30.0)
+        inflation[setting] = report(sim, 0.0, 30.0).p95_rtt_inflation_ms
+        assert report(sim, 2.0, 30.0).utilization > 0.95
+        decisions = [e["decision"] for e in events]
+        assert "exit-slow-start" in decisions
+    # At eps = 2 % below capacity the probes alone drain a 1-BDP queue in ~50 RTTs, long
+    # enough to set the p95 of a 30 s run.
+    assert inflation["on"] < 5.0 < inflation["off"]

@@ -106,17 +106,24 @@ def test_vivace_backs_off_after_capacity_drop() -> None:
     assert flow.stats.delivered_bytes(12.0, 16.0) * 8 / 4 / 1e6 > 2.0
 
 
-def test_timeout_recovers_from_capacity_drop_into_deep_buffer() -> None:
-    # 12 -> 2 Mbit/s with a 1 MB buffer: srtt balloons with the queue, so the timeout must
-    # count in RTTs as they were when the MI started, or it would never fire.
+@pytest.mark.parametrize("params", [
+    # The thesis's LTE answer (4.5.1): 12 -> 2 Mbit/s with a 1 MB buffer; srtt balloons with
+    # the queue, so the timeout must count in RTTs as they were when the MI started, or it
+    # would never fire.
+    {"mi_timeout_rtts": "2", "bdp_cap_gain": "0"},
+    # The cellular profile: the window bound stops the queue without any timeout.
+    {},
+])
+def test_recovers_from_capacity_drop_into_deep_buffer(params: dict[str, str]) -> None:
     sim = Simulator(Link(rate_mbps=12.0, base_rtt=0.05, queue_bytes=1_000_000,
                          schedule=[(5.0, 2.0)]), seed=1)
-    ctrl = create_controller("vivace-lte", seed=1)
+    ctrl = create_controller("vivace-lte", params, seed=1)
     events: list[dict[str, object]] = []
     ctrl.event_sink = events.append
     sim.add_flow(ctrl)
     sim.run(14.0)
-    assert sum(e["decision"] == "timeout" for e in events) >= 2
+    timeouts = sum(e["decision"] == "timeout" for e in events)
+    assert timeouts >= 2 if params else timeouts == 0
     late = sim.flows[0].stats.rtt_samples(12.0, 14.0)
     assert percentile(late, 50) < 0.15
 

@@ -1,0 +1,39 @@
+"""The cellular target table read from bench transfer JSON files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pccstream.bench.cellular import load_rows, main, markdown
+from pccstream.errors import UserError
+
+
+def _doc(scenario: str, medians: dict[str, tuple[float, float]]) -> dict[str, object]:
+    return {"benchmark": "transfer", "scenario": scenario, "duration_s": 140.0, "runs": 3,
+            "arms": {arm: {"median": {"throughput_mbps": thr, "p95_signal_delay_ms": delay,
+                                      "power": thr * 1000 / delay}}
+                     for arm, (thr, delay) in medians.items()}}
+
+
+def test_targets_are_checked_against_bbr_and_ewma_bdp(tmp_path: Path) -> None:
+    (tmp_path / "a.json").write_text(json.dumps(_doc("a", {
+        "vivace-lte": (3.0, 40.0), "bbr": (5.0, 200.0), "ewma-bdp": (2.0, 30.0)})))
+    (tmp_path / "b.json").write_text(json.dumps(_doc("b", {
+        "vivace-lte": (2.0, 120.0), "bbr": (5.0, 200.0), "ewma-bdp": (2.0, 30.0)})))
+    a, b = load_rows(tmp_path)
+    assert (a["delay_ok"], a["throughput_ok"], a["power_ok"]) == (True, True, True)
+    assert a["delay_ratio_vs_bbr"] == pytest.approx(0.2)
+    assert (b["delay_ok"], b["throughput_ok"], b["power_ok"]) == (False, False, False)
+    table = markdown([a, b])
+    assert "| a | 3.00 @ 40 (75.0)" in table and "0.60 ✗" in table
+
+
+def test_bad_input_names_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(UserError, match="no bench transfer JSON"):
+        load_rows(tmp_path)
+    (tmp_path / "x.json").write_text("{not json")
+    assert main([str(tmp_path)]) == 2
+    assert "x.json: not a bench transfer JSON file" in capsys.readouterr().err

@@ -1,0 +1,120 @@
+"""Cellular links on the link model: the trace-driven bottleneck, the receive-rate estimator,
+and Vivace's cellular profile (window bounded by the BDP, no MI timeouts)."""
+
+from __future__ import annotations
+
+from pccstream.cc.fixed_window import FixedWindow, FixedWindowParams
+from pccstream.cc.receive_rate import ReceiveRate
+from pccstream.cc.registry import create_controller
+from pccstream.cc.vivace import Vivace
+from pccstream.cc.sim import (
+    TRACE_OPPORTUNITY_BYTES,
+    Link,
+    Receiver,
+    Simulator,
+    TraceSchedule,
+    percentile,
+    scenario_cellular,
+)
+
+
+def _steps(*phases: tuple[int, int]) -> TraceSchedule:
+    """One opportunity every `gap` ms for `ms` milliseconds, per phase."""
+    times: list[int] = []
+    t = 0
+    for ms, gap in phases:
+        end = t + ms
+        while t + gap <= end:
+            t += gap
+            times.append(t)
+        t = end
+    if times[-1] != t:
+        times.append(t)
+    return TraceSchedule(tuple(times), (1,) * len(times))
+
+
+def test_receive_rate_groups_packets_acked_together() -> None:
+    rate = ReceiveRate(weight=0.125)
+    # Two 1200-byte packets per ACK frame, one frame per 2 ms: 1.2 MB/s.
+    for i in range(20):
+        for _ in range(2):
+            rate.on_acked(i * 0.002, 1200)
+    assert abs(rate.rate - 1_200_000) < 1
+    # A frame 0.1 ms after the previous one (a per-frame rate of 12 MB/s) moves the estimate
+    # by the share of its bytes and interval, not by its own rate.
+    rate.on_acked(0.0381, 1200)
+    rate.on_acked(0.0400, 1200)
+    assert rate.rate < 1_300_000
+
+
+def test_trace_link_serves_the_schedule_and_wastes_idle_opportunities() -> None:
+    trace = _steps((1000, 1))  # 1504 bytes per ms: 12.03 Mbit/s
+    assert abs(trace.average_mbps() - 12.032) < 1e-9
+    sim = Simulator(Link(0.0, 0.040, 10**9, trace=trace), seed=1)
+    flow = sim.add_flow(FixedWindow(FixedWindowParams(window=200)), mss=1504)
+    sim.run(5.0)
+    delivered = flow.stats.delivered_bytes(1.0, 5.0) * 8 / 4.0 / 1e6
+    assert abs(delivered - 12.032) < 0.05
+    # A window below the BDP leaves opportunities unused: they are not banked for later.
+    sim = Simulator(Link(0.0, 0.040, 10**9, trace=trace), seed=1)
+    flow = sim.add_flow(FixedWindow(FixedWindowParams(window=10)), mss=1504)
+    sim.run(5.0)
+    rate = flow.stats.delivered_bytes(1.0, 5.0) * 8 / 4.0 / 1e6
+    assert rate < 0.4 * 12.032
+    assert max(d for _, d in flow.stats.queue_delays) <= 0.011  # never more than the window
+
+
+def test_trace_link_splits_packets_across_opportunities() -> None:
+    trace = TraceSchedule((10, 20), (1, 1))
+    sim = Simulator(Link(0.0, 0.0, 10**9, trace=trace), seed=1)
+    flow = sim.add_flow(FixedWindow(FixedWindowParams(window=2)), mss=1000)
+    sim.run(0.0001)
+    # Packet 1 uses 1000 of the 1504 bytes at 10 ms; packet 2 takes the other 504 there and
+    # the rest at 20 ms.
+    departures = [round(t + d, 6) for t, d in flow.stats.queue_delays[:2]]
+    assert departures == [0.010, 0.020]
+    assert TRACE_OPPORTUNITY_BYTES == 1504
+
+
+def _queue_after_drop(params: dict[str, str]) -> tuple[float, float, int]:
+    # 12 Mbit/s for 10 s, then 2 Mbit/s: a cellular capacity drop, 40 ms min RTT.
+    trace = _steps((10_000, 1), (10_000, 6))
+    sim = Simulator(Link(0.0, 0.040, 10**12, trace=trace), seed=3,
+                    receiver=Receiver(ack_every=2))
+    ctrl = create_controller("vivace-lte", params, seed=3)
+    assert isinstance(ctrl, Vivace)
+    flow = sim.add_flow(ctrl)
+    sim.run(20.0)
+    delays = [d for t, d in flow.stats.queue_delays if t >= 10.0]
+    throughput = flow.stats.delivered_bytes(12.0, 20.0) * 8 / 8.0 / 1e6
+    return percentile(delays, 95), throughput, ctrl.timeouts
+
+
+def test_cellular_profile_bounds_the_queue_after_a_capacity_drop() -> None:
+    bounded_p95, bounded_mbps, timeouts = _queue_after_drop({})
+    unbounded_p95, _, _ = _queue_after_drop({"bdp_cap_gain": "0"})
+    # The standing queue stays near (gain - 1) x min RTT = 20 ms plus a packet or two at
+    # 2 Mbit/s, where the unbounded window lets it grow with the smoothed RTT.
+    assert bounded_p95 < 0.060 < unbounded_p95
+    assert bounded_mbps > 0.8 * 2.0
+    assert timeouts == 0
+
+
+def test_mi_timeouts_can_be_switched_off() -> None:
+    # An outage of 1 s: with timeouts the rate is halved, without them it is kept.
+    trace = _steps((5_000, 1), (1_000, 1_000), (4_000, 1))
+    for setting, expect_timeouts in (("0", False), ("2", True)):
+        sim = Simulator(Link(0.0, 0.040, 10**12, trace=trace), seed=1)
+        ctrl = create_controller("vivace-lte", {"mi_timeout_rtts": setting}, seed=1)
+        assert isinstance(ctrl, Vivace)
+        sim.add_flow(ctrl)
+        sim.run(10.0)
+        assert (ctrl.timeouts > 0) == expect_timeouts
+
+
+def test_scenario_cellular_reports_the_contest_figures() -> None:
+    trace = _steps((30_000, 2))  # 6 Mbit/s
+    report = scenario_cellular("vivace-lte", trace, seed=1)
+    assert 0.8 * 6.016 < report.throughput_mbps <= 6.016
+    assert 0.0 < report.p95_signal_delay_ms < 40.0
+    assert report.power == report.throughput_mbps * 1000 / report.p95_signal_delay_ms
