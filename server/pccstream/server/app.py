@@ -13,12 +13,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aioquic.asyncio.server import QuicServer, serve
+from aioquic.asyncio.server import QuicServer
 from aioquic.h3.connection import H3_ALPN
 from aioquic.quic.configuration import QuicConfiguration
 from aioquic.quic.logger import QuicFileLogger
 
 from pccstream import __version__
+from pccstream.aioquic_internals import check_aioquic_internals
 from pccstream.cc.registry import create_controller, list_controllers
 from pccstream.errors import UserError
 from pccstream.server.certs import Certificate, ensure_certificate
@@ -133,6 +134,7 @@ class StreamingServer:
 
     async def start(self) -> None:
         config = self.config
+        check_aioquic_internals()
         create_controller(config.cc, {})  # refuse an unknown default before binding anything
         media = MediaStore.open(config.media_dir)
         if config.live_media is not None:
@@ -204,15 +206,17 @@ class StreamingServer:
         factory = protocol_factory(settings)
         for index, host in enumerate(hosts):
             try:
-                server = await serve(
-                    host, self.quic_port, configuration=quic_config, create_protocol=factory
+                # As aioquic's `serve`, keeping the transport to learn the bound port.
+                transport, server = await asyncio.get_running_loop().create_datagram_endpoint(
+                    lambda: QuicServer(configuration=quic_config, create_protocol=factory),
+                    local_addr=(host, self.quic_port),
                 )
             except OSError as exc:
                 if index > 0 and exc.errno in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT):
                     continue  # no IPv6 loopback on this machine
                 raise UserError(_bind_error("QUIC", host, self.quic_port, exc)) from exc
             if index == 0:
-                self.quic_port = server._transport.get_extra_info("sockname")[1]  # type: ignore[attr-defined]
+                self.quic_port = transport.get_extra_info("sockname")[1]
             self._quic_servers.append(server)
 
     def _on_session(self, session: ViewerSession) -> None:

@@ -211,11 +211,10 @@ class StreamingProtocol(QuicConnectionProtocol):
         log.info("session %d opened: cc=%s params=%s", event.stream_id, wanted.cc, wanted.cc_params)
 
     def peer_address(self) -> tuple[str, int] | None:
-        """The peer's current (host, port), from aioquic's network paths (private)."""
-        paths = getattr(self._quic, "_network_paths", None)
-        if not paths:
+        """The peer's current (host, port)."""
+        addr = self._quic.get_peer_address()
+        if addr is None:
             return None
-        addr = paths[0].addr
         return (str(addr[0]), int(addr[1]))
 
     def _hello_extra(self) -> dict[str, Any]:

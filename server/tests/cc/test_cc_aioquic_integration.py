@@ -9,11 +9,8 @@ from aioquic.quic.recovery import QuicPacketPacer
 
 from pccstream.cc import create_controller, list_controllers
 from pccstream.cc.aioquic_integration import (
-    PACING_WAKE_QUANTUM,
-    AioquicInternalsChanged,
     ControllerCongestionControl,
     ControllerPacer,
-    check_aioquic_internals,
     controller_telemetry,
     install_controller,
     installed_controller,
@@ -31,19 +28,9 @@ MI_KEYS = {"type", "t_ms", "target_rate_bps", "send_rate_bps", "delivery_rate_bp
            "step_bps"}
 
 
-def test_aioquic_internals_are_as_expected() -> None:
-    # If this fails, aioquic changed the private attributes the integration patches:
-    # update pccstream/cc/aioquic_integration.py before anything else.
+def test_connections_start_with_aioquic_own_pacer() -> None:
     pair = QuicPair()
-    check_aioquic_internals(pair.server)
     assert type(pair.server._loss._pacer) is QuicPacketPacer
-
-
-def test_internals_check_fails_loudly() -> None:
-    pair = QuicPair()
-    del pair.server._loss._rtt_smoothed
-    with pytest.raises(AioquicInternalsChanged, match="_rtt_smoothed"):
-        install_controller(pair.server, create_controller("vivace", seed=1))
 
 
 @pytest.mark.parametrize("name", ALL)
@@ -95,32 +82,7 @@ def test_pacing_follows_rate_changes_without_rtt_samples() -> None:
     controller.pacing_version += 1
     pacer.next_send_time(pair.now)
     assert pacer.rate == 123_456.0
-    assert pacer.packet_time == pytest.approx(1200 / 123_456.0)
-
-
-def test_pacer_sleeps_for_a_quantum_of_credit_and_keeps_the_rate() -> None:
-    pair = QuicPair()
-    controller = create_controller("vivace", seed=1)
-    install_controller(pair.server, controller)
-    pacer = pair.server._loss._pacer
-    assert isinstance(controller, PccSender) and isinstance(pacer, ControllerPacer)
-    controller._mi_rate = 1_500_000.0  # 12 Mbit/s: 0.8 ms per 1200-byte packet
-    controller.pacing_version += 1
-    now, sent = 10.0, 0
-    pacer.next_send_time(now)
-    pacer.bucket_time = 0.0
-    wakeups = 0
-    while now < 11.0:
-        wait = pacer.next_send_time(now)
-        if wait is None:
-            pacer.update_after_send(now)
-            sent += 1
-            continue
-        # Empty bucket: the timer is set for PACING_WAKE_QUANTUM packets, not one.
-        assert wait - now == pytest.approx(PACING_WAKE_QUANTUM * pacer.packet_time, rel=0.01)
-        now, wakeups = wait, wakeups + 1
-    assert sent == pytest.approx(1250, rel=0.01)  # the rate holds
-    assert wakeups == pytest.approx(1250 / PACING_WAKE_QUANTUM, rel=0.01)
+    assert pacer.pacing.packet_time == pytest.approx(1200 / 123_456.0)
 
 
 @pytest.mark.parametrize(("first", "second"), [("cubic", "vivace"), ("vivace", "reno"),
