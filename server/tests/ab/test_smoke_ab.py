@@ -1,5 +1,6 @@
 """The CI smoke A/B: 2 arms x 1 run x 15 s with real Chromium, server and emulator, then the
-report. Skipped only when Chromium is absent; ~45 s on a loaded 2-core machine."""
+report. Never skipped: without Chromium, the web build or the default media it fails, naming
+what to install; ~45 s on a loaded 2-core machine."""
 
 from __future__ import annotations
 
