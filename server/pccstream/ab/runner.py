@@ -26,14 +26,17 @@ from urllib.parse import urlencode
 import numpy as np
 
 from pccstream import __version__
-from pccstream.ab import browser as br
-from pccstream.ab import cpu
 from pccstream.ab.design import Arm, Design, Slot
-from pccstream.bench.processes import ServerProcess, endpoint_priority
 from pccstream.emulator.analyze import DirectionLog, analyze, parse_log
 from pccstream.emulator.relay import EmulatorProcess
 from pccstream.emulator.scenario import load_scenario
 from pccstream.errors import UserError
+from pccstream.harness import browser as br
+from pccstream.harness import cpu
+from pccstream.harness.processes import ServerProcess, endpoint_priority
+from pccstream.paths import PACKAGE_DIR, REPO_ROOT
+from pccstream.webrtc.call import CallFailed, CallPages, run_call
+from pccstream.webrtc.turn import TurnServer, turn_url
 
 SAMPLE_S = 0.5
 LINK_BIN_MS = 500
@@ -141,7 +144,7 @@ def versions() -> dict[str, Any]:
         except metadata.PackageNotFoundError:
             return None
 
-    repo = Path(__file__).resolve().parents[3]
+    repo = REPO_ROOT
     commit = dirty = None
     try:
         commit = subprocess.run(
@@ -176,7 +179,7 @@ def versions() -> dict[str, Any]:
 def source_digest() -> str:
     """SHA-256 over the server's Python sources (path + content): the code a run's fresh server
     process imported, even when the working tree changed during an experiment."""
-    root = Path(__file__).resolve().parents[1]
+    root = PACKAGE_DIR
     digest = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):
         digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
@@ -283,9 +286,6 @@ class BrowserRunner:
     async def _run_webrtc(self, design: Design, slot: Slot) -> dict[str, Any]:
         """The WebRTC arm: sender page → coturn → emulator (the scenario, the block's seed) →
         receiver page; the same media, link and duration as the live arms (docs/webrtc.md)."""
-        from pccstream.webrtc.call import CallFailed, CallPages, run_call
-        from pccstream.webrtc.turn import TurnServer, turn_url
-
         started = _RunStart.now()
         log = self._log_path(design, slot)
         server = ServerProcess(self.media, extra_args=["--live-media", str(self.media)])

@@ -21,12 +21,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-from pccstream.ab import browser as br
-from pccstream.ab.cpu import descendants, process_cpu_seconds
-from pccstream.bench.processes import ServerProcess, endpoint_priority
 from pccstream.emulator.analyze import analyze_file
 from pccstream.emulator.relay import EmulatorProcess
 from pccstream.errors import UserError
+from pccstream.harness import browser as br
+from pccstream.harness.cpu import descendants, process_cpu_seconds
+from pccstream.harness.processes import ServerProcess, endpoint_priority
 
 DEFAULT_BITRATES_KBPS = (15000, 30000, 50000, 95000)
 # Verdict thresholds: the wire carries the video, the player shows it, and no process is

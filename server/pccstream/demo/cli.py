@@ -28,14 +28,9 @@ from urllib.parse import urlencode
 from pccstream.cc.registry import create_controller
 from pccstream.emulator.relay import EmulatorProcess
 from pccstream.errors import UserError
-from pccstream.server.app import (
-    REPO_ROOT,
-    ServerConfig,
-    StreamingServer,
-    default_state_dir,
-    default_web_root,
-    peak_rss_mib,
-)
+from pccstream.paths import REPO_ROOT
+from pccstream.server.app import ServerConfig, default_state_dir, default_web_root, peak_rss_mib
+from pccstream.stack import streaming_server
 from pccstream.webrtc.turn import TurnServer, turn_url
 
 DEFAULT_SCENARIO = "video-rttflap"
@@ -235,7 +230,7 @@ async def run_demo(args: argparse.Namespace, stop: asyncio.Event) -> None:
         recordings_dir=args.recordings_dir,
         live_media=live_media,
     )
-    server = StreamingServer(config)
+    server = streaming_server(config)
     arms = [Arm(name, room=f"demo-{'ab'[i]}") for i, name in enumerate(names)]
     try:
         await server.start()

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlencode
 
-from pccstream.ab.browser import CHROMIUM_ARGS, chromium_path
-from pccstream.bench.processes import ServerProcess
 from pccstream.emulator.relay import EmulatorProcess
 from pccstream.errors import ToolMissingError, UserError
+from pccstream.harness.browser import CHROMIUM_ARGS, chromium_path
+from pccstream.harness.processes import ServerProcess
 from pccstream.webrtc.turn import TurnServer, turn_url
 
 # Relay candidates only need this when the machine has no interface but loopback (a network

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from pccstream.ab.browser import chromium_path
 from pccstream.errors import ToolMissingError
+from pccstream.harness.browser import chromium_path
+from pccstream.paths import REPO_ROOT
 
-REPO = Path(__file__).resolve().parents[3]
-MEDIA = REPO / "media" / "default"
+MEDIA = REPO_ROOT / "media" / "default"
 
 
 def _chromium() -> str | None:
@@ -30,7 +30,8 @@ def _chromium() -> str | None:
 def test_smoke_ab_stores_runs_and_reports(tmp_path: Path):
     # The bootstrap installs Chromium; CI must run this test, never skip it.
     assert _chromium() is not None, "Chromium is not installed (run infra/bootstrap.sh)"
-    assert (REPO / "web" / "dist" / "index.html").is_file(), "build the web app first (web/dist)"
+    web_app = REPO_ROOT / "web" / "dist" / "index.html"
+    assert web_app.is_file(), "build the web app first (web/dist)"
     assert (MEDIA / "manifest.json").is_file(), "media/default is missing (infra/bootstrap.sh)"
     db = tmp_path / "smoke.sqlite"
     started = time.monotonic()
