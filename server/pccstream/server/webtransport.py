@@ -24,12 +24,13 @@ from pccstream.cc.registry import create_controller
 from pccstream.errors import UserError
 from pccstream.server import stream_priority
 from pccstream.server.live import LiveChannel
-from pccstream.server.session import MediaLookup, ViewerSession, WithholdHook
+from pccstream.server.session import ViewerSession
+from pccstream.server.telemetry_publisher import TELEMETRY_ENCODINGS
+from pccstream.server.vod import MediaLookup, WithholdHook
 
 log = logging.getLogger("pccstream.webtransport")
 
 SESSION_PATH = "/stream"
-TELEMETRY_ENCODINGS = ("json", "deflate")
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from pccstream.emulator.status import StatusPublisher, status_datagram
 from pccstream.errors import UserError
 from pccstream.protocol import Kind, Request
 from pccstream.server.link_status import link_record, route
-from pccstream.server.session import compact_number, compact_record
+from pccstream.server.telemetry_publisher import compact_number, compact_record
 from pccstream.wt_client import SessionRefused, WebTransportClient
 
 from .conftest import SEGMENTS, running_server
