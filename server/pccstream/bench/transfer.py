@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pccstream.bench.stats import convergence_time, jain_index, median, percentile
+from pccstream.bench.stats import convergence_time
 from pccstream.cc.registry import create_controller
 from pccstream.emulator.analyze import analyze_file
 from pccstream.emulator.relay import EmulatorProcess
@@ -31,6 +31,7 @@ from pccstream.harness.processes import (
     make_bulk_media,
 )
 from pccstream.protocol import Kind, Request, Status
+from pccstream.stats import jain_index, median, percentile
 from pccstream.wt_client import WebTransportClient
 
 BIN_S = 0.5

@@ -29,6 +29,7 @@ from pccstream.emulator.scenario import load_scenario
 from pccstream.emulator.trace import parse_rate
 from pccstream.errors import UserError
 from pccstream.paths import child_process_env
+from pccstream.stats import percentile
 
 PAYLOAD = 1472  # 1500-byte IPv4 packets
 WIRE = PAYLOAD + 28
@@ -191,8 +192,8 @@ def run_path(relay_args: list[str], rate_bps: float | None, duration_s: float,
 
 
 def _pcts(x: np.ndarray) -> dict[str, float]:
-    return {"p50": round(float(np.percentile(x, 50)), 4),
-            "p99": round(float(np.percentile(x, 99)), 4),
+    return {"p50": round(percentile(x, 50) or 0.0, 4),
+            "p99": round(percentile(x, 99) or 0.0, 4),
             "max": round(float(np.max(x)), 4)}
 
 
