@@ -21,12 +21,12 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import urlencode
 
 import numpy as np
 
 from pccstream import __version__
 from pccstream.ab.design import Arm, Design, Slot
+from pccstream.contracts import metric, page_query
 from pccstream.emulator.analyze import DirectionLog, analyze, parse_log
 from pccstream.emulator.relay import EmulatorProcess
 from pccstream.emulator.scenario import load_scenario
@@ -74,19 +74,23 @@ def player_query(design: Design, arm: Arm, emulator_port: int) -> str:
         params.append(("buffer", f"{design.buffer_s:g}"))
     if design.mode in ("fixed", "live"):
         params.append(("bitrate", str(design.bitrate_kbps)))
-    return urlencode(params)
+    return page_query("player", params)
 
 
 def summarize_viewers(viewers: Sequence[dict[str, Any] | None]) -> dict[str, Any]:
     """Per-run player scalars: the mean over viewers (startup over viewers that started; the
     event-loop lag maximum is the worst viewer's)."""
 
+    def present(key: str) -> list[float]:
+        key = metric(key)
+        return [v[key] for v in viewers if v and isinstance(v.get(key), int | float)]
+
     def mean(key: str) -> float | None:
-        values = [v[key] for v in viewers if v and isinstance(v.get(key), int | float)]
+        values = present(key)
         return float(np.mean(values)) if values else None
 
     def worst(key: str) -> float | None:
-        values = [v[key] for v in viewers if v and isinstance(v.get(key), int | float)]
+        values = present(key)
         return float(max(values)) if values else None
 
     return {
@@ -97,8 +101,8 @@ def summarize_viewers(viewers: Sequence[dict[str, Any] | None]) -> dict[str, Any
         "play_seconds": mean("playSeconds"),
         "mean_bitrate_kbps": mean("meanBitrateKbps"),
         "bitrate_switches": mean("bitrateSwitches"),
-        "ended": int(bool(viewers) and all(v and v.get("ended") for v in viewers)),
-        "player_errors": sum(1 for v in viewers if not v or v.get("error")),
+        "ended": int(bool(viewers) and all(v and v.get(metric("ended")) for v in viewers)),
+        "player_errors": sum(1 for v in viewers if not v or v.get(metric("error"))),
         "latency_p50_ms": mean("latencyP50Ms"),
         "latency_p95_ms": mean("latencyP95Ms"),
         "frames_skipped": mean("framesSkipped"),

@@ -21,6 +21,7 @@ from aioquic.quic.events import ConnectionTerminated, ProtocolNegotiated, QuicEv
 
 from pccstream.cc.aioquic_integration import controller_telemetry, install_controller
 from pccstream.cc.registry import create_controller
+from pccstream.contracts import MAX_LIVE_KEEP_MS
 from pccstream.errors import UserError
 from pccstream.server import stream_priority
 from pccstream.server.live import LiveChannel
@@ -56,7 +57,6 @@ class SessionRequest:
     # live.keep_ms: how long a group's unsent data stays useful (None: one group duration).
     live_keep_s: float | None = None
 
-MAX_LIVE_KEEP_MS = 60_000
 
 
 def parse_session_query(query: str, settings: EndpointSettings) -> SessionRequest:
