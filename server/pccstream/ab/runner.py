@@ -458,11 +458,12 @@ def webrtc_viewer(receiver: dict[str, Any]) -> dict[str, Any]:
     """The WebRTC receiver's metrics in the player's vocabulary: freezes are stalls (freeze
     ratio = buffering ratio), the mean bitrate is bytes received over play time."""
     viewer = dict(receiver)
-    play_s = receiver.get("playSeconds") or 0
-    if play_s > 0 and receiver.get("bytesReceived"):
-        viewer["meanBitrateKbps"] = receiver["bytesReceived"] * 8 / play_s / 1000
-    viewer.setdefault("ended", False)
-    viewer.setdefault("bitrateSwitches", None)
+    play_s = receiver.get(metric("playSeconds", "webrtc_receiver")) or 0
+    received = receiver.get(metric("bytesReceived", "webrtc_receiver"))
+    if play_s > 0 and received:
+        viewer[metric("meanBitrateKbps")] = received * 8 / play_s / 1000
+    viewer.setdefault(metric("ended"), False)
+    viewer.setdefault(metric("bitrateSwitches"), None)
     return viewer
 
 
