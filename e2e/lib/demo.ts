@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { contractUrl } from './contract';
 import { PCCSTREAM, REPO } from './server';
 
 export interface DemoInfo {
@@ -65,9 +66,7 @@ export async function startDemo(args: string[]): Promise<RunningDemo> {
 /** The player page through arm `index`'s emulator. */
 export function armUrl(info: DemoInfo, index: number, extra: Record<string, string | number> = {}): string {
   const arm = info.arms[index]!;
-  const url = new URL(info.page_url);
-  url.searchParams.set('cc', arm.cc);
-  if (arm.emulator_port !== null) url.searchParams.set('server', `https://127.0.0.1:${arm.emulator_port}/stream`);
-  for (const [k, v] of Object.entries(extra)) url.searchParams.set(k, String(v));
-  return url.toString();
+  const params: Record<string, string | number> = { cc: arm.cc };
+  if (arm.emulator_port !== null) params['server'] = `https://127.0.0.1:${arm.emulator_port}/stream`;
+  return contractUrl(new URL(info.page_url), 'player', { ...params, ...extra });
 }

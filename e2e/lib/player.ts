@@ -1,4 +1,5 @@
 import type { Page } from '@playwright/test';
+import { contractUrl } from './contract';
 
 /** The player's `window.pccstream.metrics()` contract (see README). */
 export interface PlayerMetrics {
@@ -39,7 +40,5 @@ export async function playToEnd(page: Page, timeoutMs: number): Promise<PlayerMe
 }
 
 export function playerUrl(pageUrl: string, params: Record<string, string | number>): string {
-  const url = new URL(pageUrl);
-  for (const [key, value] of Object.entries(params)) url.searchParams.set(key, String(value));
-  return url.toString();
+  return contractUrl(new URL(pageUrl), 'player', params);
 }

@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from '@playwright/test';
+import { contractUrl } from './contract';
 import { PCCSTREAM } from './server';
 
 /** Chromium flag the WebRTC pages need when loopback is the only interface (docs/webrtc.md). */
@@ -79,14 +80,10 @@ export async function startEmulator(upstreamPort: number, args: string[]): Promi
 export const turnUrl = (port: number): string => `turn:127.0.0.1:${port}?transport=udp`;
 
 export function callUrls(pageUrl: string, room: string, senderTurn: string, receiverTurn: string, sender: Record<string, string | number> = {}): { sender: string; receiver: string } {
-  const s = new URL('webrtc-send.html', pageUrl);
-  s.searchParams.set('room', room);
-  s.searchParams.set('turn', senderTurn);
-  for (const [k, v] of Object.entries(sender)) s.searchParams.set(k, String(v));
-  const r = new URL('webrtc-recv.html', pageUrl);
-  r.searchParams.set('room', room);
-  r.searchParams.set('turn', receiverTurn);
-  return { sender: s.toString(), receiver: r.toString() };
+  return {
+    sender: contractUrl(new URL('webrtc-send.html', pageUrl), 'webrtc_sender', { room, turn: senderTurn, ...sender }),
+    receiver: contractUrl(new URL('webrtc-recv.html', pageUrl), 'webrtc_receiver', { room, turn: receiverTurn }),
+  };
 }
 
 /** The receiver's `window.pccstream.metrics()` (web/README.md, "WebRTC arm"). */

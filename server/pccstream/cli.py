@@ -18,7 +18,7 @@ from pccstream.errors import UserError
 # Modules that expose `register(subparsers: argparse._SubParsersAction) -> None`.
 _COMMAND_MODULES: tuple[str, ...] = (
     "pccstream.media.cli",
-    "pccstream.server.cli",
+    "pccstream.stack.cli",
     "pccstream.emulator.cli",
     "pccstream.bench.cli",
     "pccstream.ab.cli",

@@ -14,7 +14,6 @@ from typing import Any
 
 VERSION = 1
 REQUEST_BYTES = 8
-MAX_REQUEST_BYTES = 64
 RESPONSE_HEADER_BYTES = 24
 MAX_TELEMETRY_FRAME = 65536
 
@@ -24,7 +23,6 @@ _FRAME_LENGTH = struct.Struct(">I")
 _GROUP_HEADER = struct.Struct(">BBBHIQ")  # stream type, version, reserved, rendition, group, µs
 _CHUNK_HEADER = struct.Struct(">IHH")
 GROUP_HEADER_BYTES = _GROUP_HEADER.size  # 17, the stream-type byte included
-CHUNK_HEADER_BYTES = _CHUNK_HEADER.size
 
 
 class Kind(enum.IntEnum):

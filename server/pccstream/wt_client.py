@@ -17,12 +17,13 @@ from urllib.parse import urlencode
 
 from aioquic.asyncio.client import connect
 from aioquic.asyncio.protocol import QuicConnectionProtocol
-from aioquic.h3.connection import H3_ALPN, FrameType, H3Connection, H3Stream
+from aioquic.h3.connection import H3_ALPN, H3Connection
 from aioquic.h3.events import DataReceived, H3Event, HeadersReceived, WebTransportStreamDataReceived
 from aioquic.quic.configuration import QuicConfiguration
+from aioquic.quic.connection import QuicConnection
 from aioquic.quic.events import ConnectionTerminated, QuicEvent, StreamReset
 
-from pccstream import protocol
+from pccstream import aioquic_internals, protocol
 from pccstream.protocol import Kind, Request, ResponseHeader
 
 
@@ -85,6 +86,10 @@ class _ClientProtocol(QuicConnectionProtocol):
         self.groups: dict[int, ReceivedGroup] = {}  # by stream id
         self._group_buffers: dict[int, bytearray] = {}
 
+    @property
+    def connection(self) -> QuicConnection:
+        return self._quic
+
     def open_session(self, authority: str, path: str) -> None:
         self.session_id = self._quic.get_next_available_stream_id()
         self.http.send_headers(
@@ -103,14 +108,7 @@ class _ClientProtocol(QuicConnectionProtocol):
     def request(self, payload: bytes) -> asyncio.Future[Response]:
         assert self.session_id is not None
         stream_id = self.http.create_webtransport_stream(self.session_id)
-        # aioquic 1.7 does not tell its own H3 layer that a client-opened bidirectional
-        # stream is a WebTransport stream, so the server's answer would be parsed as HTTP/3
-        # frames; register it as the server side does when it reads the stream preamble.
-        stream = H3Stream(stream_id)
-        stream.frame_type = FrameType.WEBTRANSPORT_STREAM
-        stream.session_id = self.session_id
-        stream.sending_ended = True
-        self.http._stream[stream_id] = stream
+        aioquic_internals.register_webtransport_stream(self.http, stream_id, self.session_id)
         future: asyncio.Future[Response] = self._loop.create_future()
         self._pending[stream_id] = _Pending(future, time.monotonic())
         self._quic.send_stream_data(stream_id, payload, end_stream=True)
@@ -240,7 +238,7 @@ class WebTransportClient:
 
     @property
     def quic(self) -> Any:
-        return self._protocol._quic
+        return self._protocol.connection
 
     @classmethod
     def open(

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pccstream import protocol
+from pccstream.paths import REPO_ROOT
 from pccstream.protocol import Kind, ProtocolError, Request, Status
 
 VECTORS: dict[str, Any] = json.loads(
-    (Path(__file__).resolve().parents[2] / "shared" / "vectors" / "protocol.json").read_text()
+    (REPO_ROOT / "shared" / "vectors" / "protocol.json").read_text()
 )
 
 

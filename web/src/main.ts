@@ -1,5 +1,6 @@
 import './style.css';
 import { fetchConfig, type ServerConfig } from './config';
+import { errorMessage } from './errors';
 import { DashboardController, parseDashboardParams } from './dashboard';
 import { LIVE_STALL_THRESHOLD_S } from './metrics/playback';
 import { MetricsSampler } from './metrics/sampler';
@@ -14,6 +15,7 @@ import { LatencyTracker } from './latency/latency';
 import { watchFrameCodes } from './latency/watch';
 import { LivePlayer, liveBrowserDeps, vodLiveMetrics } from './watch/live';
 import type { Mode } from './params';
+import type { ViewerPlayer } from './watch/viewer';
 
 const PANEL_INTERVAL_MS = 250;
 
@@ -33,7 +35,7 @@ const dashboardToggle = element('#dashboard-toggle', HTMLButtonElement);
 const qlogLink = element('#qlog-link', HTMLAnchorElement);
 
 const telemetry = new TelemetryLog();
-let player: Player | LivePlayer | null = null;
+let player: ViewerPlayer | null = null;
 let playerMode: Mode = 'abr';
 /** mode=live: glass-to-glass latency from the frame codes (its clock comes with LIVE_INFO). */
 const latencyTracker = new LatencyTracker();
@@ -56,15 +58,13 @@ function setError(text: string): void {
 }
 
 function describeError(error: unknown): string {
-  if (error instanceof ServerError) return error.message;
-  if (error instanceof Error) return error.message || error.name;
-  return String(error);
+  return error instanceof ServerError ? error.message : errorMessage(error);
 }
 
 const sampler = new MetricsSampler(video, {
   eos: () => player?.eos ?? false,
   renditionAt: (t) => player?.renditionAt(t) ?? null,
-  segments: () => player?.segments ?? [],
+  segments: () => (player instanceof Player ? player.segments : []),
   error: () => errorText,
   live: () =>
     player instanceof LivePlayer
@@ -256,8 +256,9 @@ async function start(): Promise<void> {
 
 function updatePanel(): void {
   const m = sampler.metrics();
-  const decision = player?.lastDecision;
-  const throughput = player?.throughputEstimateBps() ?? null;
+  const vod = player instanceof Player ? player : null;
+  const decision = vod?.lastDecision;
+  const throughput = vod?.throughputEstimateBps() ?? null;
   panel.render(m, {
     session: session?.url ?? null,
     cc: (telemetry.hello?.['cc'] as string | undefined) ?? config?.default_cc ?? null,

@@ -3,6 +3,8 @@
  * parameters and every problem found, and the page shows the problems.
  */
 
+import { MAX_LIVE_KEEP_MS, forwardedPrefixes, pageParameters } from './contracts';
+
 export type Mode = 'fixed' | 'abr' | 'live';
 
 /** mode=live only (see web/README.md, "Live"). */
@@ -42,8 +44,7 @@ export const DEFAULT_BUFFER_S = 10;
 export const MAX_BUFFER_S = 600;
 export const DEFAULT_LIVE_LATENCY_MS = 1000;
 export const MAX_LIVE_LATENCY_MS = 60_000;
-/** `live.keep_ms` bounds (shared/PROTOCOL.md). */
-export const MAX_LIVE_KEEP_MS = 60_000;
+export { MAX_LIVE_KEEP_MS };
 const LIVE_ONLY = ['latency', 'keep', 'rendition'] as const;
 
 export interface ParsedParams {
@@ -56,12 +57,13 @@ export interface ParsedParams {
 
 /** `cc`, `cc.NAME` and `test.NAME` go to the server as session parameters. */
 export function isForwardedParam(name: string): boolean {
-  return name === 'cc' || name.startsWith('cc.') || name.startsWith('test.');
+  return name === 'cc' || forwardedPrefixes('player').some((prefix) => name.startsWith(prefix));
 }
 
-// `dashboard`, `replay`, `origin`, `window`: the dashboard's (src/dashboard/index.ts);
-// `telemetry` (json | deflate, default deflate): the telemetry stream's encoding.
-const KNOWN = new Set(['server', 'certHash', 'mode', 'bitrate', 'buffer', 'autoplay', 'prefetch', ...LIVE_ONLY, 'dashboard', 'replay', 'origin', 'window', 'compact', 'telemetry']);
+// shared/contracts/player.json. `dashboard`, `replay`, `origin`, `window`, `compact`: the
+// dashboard's (src/dashboard/index.ts); `telemetry` (json | deflate, default deflate): the
+// telemetry stream's encoding.
+const KNOWN = pageParameters('player');
 
 /** Parse a hex SHA-256 (64 hex digits; ':' and whitespace separators allowed). */
 export function parseSha256Hex(text: string): Uint8Array | null {

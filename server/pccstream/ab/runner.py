@@ -21,19 +21,22 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import urlencode
 
 import numpy as np
 
 from pccstream import __version__
-from pccstream.ab import browser as br
-from pccstream.ab import cpu
 from pccstream.ab.design import Arm, Design, Slot
-from pccstream.bench.processes import ServerProcess, endpoint_priority
+from pccstream.contracts import metric, page_query
 from pccstream.emulator.analyze import DirectionLog, analyze, parse_log
 from pccstream.emulator.relay import EmulatorProcess
 from pccstream.emulator.scenario import load_scenario
 from pccstream.errors import UserError
+from pccstream.harness import browser as br
+from pccstream.harness import cpu
+from pccstream.harness.processes import ServerProcess, endpoint_priority
+from pccstream.paths import PACKAGE_DIR, REPO_ROOT
+from pccstream.webrtc.call import CallFailed, CallPages, run_call
+from pccstream.webrtc.turn import TurnServer, turn_url
 
 SAMPLE_S = 0.5
 LINK_BIN_MS = 500
@@ -71,19 +74,23 @@ def player_query(design: Design, arm: Arm, emulator_port: int) -> str:
         params.append(("buffer", f"{design.buffer_s:g}"))
     if design.mode in ("fixed", "live"):
         params.append(("bitrate", str(design.bitrate_kbps)))
-    return urlencode(params)
+    return page_query("player", params)
 
 
 def summarize_viewers(viewers: Sequence[dict[str, Any] | None]) -> dict[str, Any]:
     """Per-run player scalars: the mean over viewers (startup over viewers that started; the
     event-loop lag maximum is the worst viewer's)."""
 
+    def present(key: str) -> list[float]:
+        key = metric(key)
+        return [v[key] for v in viewers if v and isinstance(v.get(key), int | float)]
+
     def mean(key: str) -> float | None:
-        values = [v[key] for v in viewers if v and isinstance(v.get(key), int | float)]
+        values = present(key)
         return float(np.mean(values)) if values else None
 
     def worst(key: str) -> float | None:
-        values = [v[key] for v in viewers if v and isinstance(v.get(key), int | float)]
+        values = present(key)
         return float(max(values)) if values else None
 
     return {
@@ -94,8 +101,8 @@ def summarize_viewers(viewers: Sequence[dict[str, Any] | None]) -> dict[str, Any
         "play_seconds": mean("playSeconds"),
         "mean_bitrate_kbps": mean("meanBitrateKbps"),
         "bitrate_switches": mean("bitrateSwitches"),
-        "ended": int(bool(viewers) and all(v and v.get("ended") for v in viewers)),
-        "player_errors": sum(1 for v in viewers if not v or v.get("error")),
+        "ended": int(bool(viewers) and all(v and v.get(metric("ended")) for v in viewers)),
+        "player_errors": sum(1 for v in viewers if not v or v.get(metric("error"))),
         "latency_p50_ms": mean("latencyP50Ms"),
         "latency_p95_ms": mean("latencyP95Ms"),
         "frames_skipped": mean("framesSkipped"),
@@ -141,7 +148,7 @@ def versions() -> dict[str, Any]:
         except metadata.PackageNotFoundError:
             return None
 
-    repo = Path(__file__).resolve().parents[3]
+    repo = REPO_ROOT
     commit = dirty = None
     try:
         commit = subprocess.run(
@@ -176,7 +183,7 @@ def versions() -> dict[str, Any]:
 def source_digest() -> str:
     """SHA-256 over the server's Python sources (path + content): the code a run's fresh server
     process imported, even when the working tree changed during an experiment."""
-    root = Path(__file__).resolve().parents[1]
+    root = PACKAGE_DIR
     digest = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):
         digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
@@ -283,9 +290,6 @@ class BrowserRunner:
     async def _run_webrtc(self, design: Design, slot: Slot) -> dict[str, Any]:
         """The WebRTC arm: sender page → coturn → emulator (the scenario, the block's seed) →
         receiver page; the same media, link and duration as the live arms (docs/webrtc.md)."""
-        from pccstream.webrtc.call import CallFailed, CallPages, run_call
-        from pccstream.webrtc.turn import TurnServer, turn_url
-
         started = _RunStart.now()
         log = self._log_path(design, slot)
         server = ServerProcess(self.media, extra_args=["--live-media", str(self.media)])
@@ -454,11 +458,12 @@ def webrtc_viewer(receiver: dict[str, Any]) -> dict[str, Any]:
     """The WebRTC receiver's metrics in the player's vocabulary: freezes are stalls (freeze
     ratio = buffering ratio), the mean bitrate is bytes received over play time."""
     viewer = dict(receiver)
-    play_s = receiver.get("playSeconds") or 0
-    if play_s > 0 and receiver.get("bytesReceived"):
-        viewer["meanBitrateKbps"] = receiver["bytesReceived"] * 8 / play_s / 1000
-    viewer.setdefault("ended", False)
-    viewer.setdefault("bitrateSwitches", None)
+    play_s = receiver.get(metric("playSeconds", "webrtc_receiver")) or 0
+    received = receiver.get(metric("bytesReceived", "webrtc_receiver"))
+    if play_s > 0 and received:
+        viewer[metric("meanBitrateKbps")] = received * 8 / play_s / 1000
+    viewer.setdefault(metric("ended"), False)
+    viewer.setdefault(metric("bitrateSwitches"), None)
     return viewer
 
 

@@ -1,1 +1,2 @@
-"""Benchmarks that print JSON: bulk transfer through the emulator, and (later) the leaderboard."""
+"""Benchmarks that print JSON: bulk transfer through the emulator, the leaderboard of every
+controller, and the sustained-bitrate check in headless Chromium."""

@@ -1,34 +1,9 @@
-"""Summary statistics used by the benchmarks (pure functions, unit-tested)."""
+"""Benchmark-specific statistics (pure functions, unit-tested); the general ones are in
+`pccstream.stats`."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-
-
-def percentile(values: Sequence[float], q: float) -> float | None:
-    """Linear-interpolated percentile (q in 0..100); None for no values."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    position = (len(ordered) - 1) * q / 100.0
-    low, high = math.floor(position), math.ceil(position)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
-
-
-def median(values: Sequence[float | None]) -> float | None:
-    present = [v for v in values if v is not None]
-    return percentile(present, 50.0)
-
-
-def jain_index(rates: Sequence[float]) -> float | None:
-    """Jain's fairness index (Σx)² / (n·Σx²): 1 is perfectly fair, 1/n is one flow taking all."""
-    if not rates:
-        return None
-    squares = sum(r * r for r in rates)
-    if squares == 0:
-        return None
-    return sum(rates) ** 2 / (len(rates) * squares)
 
 
 def convergence_time(

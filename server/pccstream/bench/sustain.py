@@ -19,14 +19,14 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
 
-from pccstream.ab import browser as br
-from pccstream.ab.cpu import descendants, process_cpu_seconds
-from pccstream.bench.processes import ServerProcess, endpoint_priority
+from pccstream.contracts import metric, page_query
 from pccstream.emulator.analyze import analyze_file
 from pccstream.emulator.relay import EmulatorProcess
 from pccstream.errors import UserError
+from pccstream.harness import browser as br
+from pccstream.harness.cpu import descendants, process_cpu_seconds
+from pccstream.harness.processes import ServerProcess, endpoint_priority
 
 DEFAULT_BITRATES_KBPS = (15000, 30000, 50000, 95000)
 # Verdict thresholds: the wire carries the video, the player shows it, and no process is
@@ -159,7 +159,7 @@ def player_url(page_url: str, quic_port: int, settings: SustainSettings, bitrate
         # The dashboard's charts cost CPU the decoding needs (as in `pccstream ab`).
         "dashboard": "0",
     }
-    return f"{page_url.split('?')[0]}?{urlencode(params)}"
+    return f"{page_url.split('?')[0]}?{page_query('player', params.items())}"
 
 
 async def run_rate(
@@ -238,7 +238,7 @@ def summarize_rate(
     browser = {pid: s for pid, s in cpu.items() if pid not in pids.values()}
     shares = {name: s / wall_s for name, s in named.items()}
     browser_max = max(browser.values(), default=0.0) / wall_s
-    segments = metrics.get("segments") or []
+    segments = metrics.get(metric("segments")) or []
     received = sum(int(s.get("bytes") or 0) for s in segments)
     goodput_kbps = received * 8 / 1000 / wall_s
     wire_kbps = None if link is None else float(link["throughput_mbps"]) * 1000
@@ -266,10 +266,10 @@ def summarize_rate(
         "total_frames": total,
         "dropped_fraction": round(dropped / total, 4) if dropped is not None and total else None,
         "video_size": f"{quality['width']}x{quality['height']}" if quality else None,
-        "buffering_ratio": metrics.get("bufferingRatio"),
-        "startup_delay_ms": metrics.get("startupDelayMs"),
-        "play_seconds": metrics.get("playSeconds"),
-        "player_error": metrics.get("error") or None,
+        "buffering_ratio": metrics.get(metric("bufferingRatio")),
+        "startup_delay_ms": metrics.get(metric("startupDelayMs")),
+        "play_seconds": metrics.get(metric("playSeconds")),
+        "player_error": metrics.get(metric("error")) or None,
         "verdict": verdict_text,
         "reasons": reasons,
     }

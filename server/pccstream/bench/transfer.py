@@ -19,18 +19,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pccstream.bench.processes import (
+from pccstream.bench.stats import convergence_time
+from pccstream.cc.registry import create_controller
+from pccstream.emulator.analyze import analyze_file
+from pccstream.emulator.relay import EmulatorProcess
+from pccstream.errors import UserError
+from pccstream.harness.processes import (
     BULK_SEGMENTS,
     ServerProcess,
     endpoint_priority,
     make_bulk_media,
 )
-from pccstream.bench.stats import convergence_time, jain_index, median, percentile
-from pccstream.cc.registry import create_controller
-from pccstream.emulator.analyze import analyze_file
-from pccstream.emulator.relay import EmulatorProcess
-from pccstream.errors import UserError
 from pccstream.protocol import Kind, Request, Status
+from pccstream.stats import jain_index, median, percentile
 from pccstream.wt_client import WebTransportClient
 
 BIN_S = 0.5

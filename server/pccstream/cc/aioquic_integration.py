@@ -1,68 +1,32 @@
 """The one point where a `Controller` is plugged into aioquic (1.7.x).
 
 `install_controller(connection, controller)` replaces the connection's congestion control
-(`connection._loss._cc`) with `ControllerCongestionControl`, an aioquic
-`QuicCongestionControl` that forwards to the controller, and its pacer
-(`connection._loss._pacer`) with `ControllerPacer`, which takes its rate from the controller:
-`pacing_rate` for rate-based controllers, cwnd/srtt otherwise, refreshed whenever the
-controller's outputs change rather than only on RTT samples.
+with `ControllerCongestionControl`, an aioquic `QuicCongestionControl` that forwards to the
+controller, and its pacer with `ControllerPacer`, aioquic's face of `ControllerPacing`
+(`pccstream.cc.pacing`), which takes its rate from the controller.
 
 It may be called again on the same connection (the WebTransport CONNECT chose `?cc=`): the
 new controller starts fresh, the bytes in flight carry over, and packets sent before the
 swap are kept out of the new controller when they are acked or lost later.
 
-All access to aioquic's private attributes lives in this module; `check_aioquic_internals`
-(run on every install, and by the tests) fails loudly if aioquic changes them.
+The private aioquic attributes involved are reached through `pccstream.aioquic_internals`,
+whose check the server runs once at start.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from aioquic.quic.congestion.base import QuicCongestionControl
 from aioquic.quic.connection import QuicConnection
 from aioquic.quic.packet_builder import QuicSentPacket
-from aioquic.quic.recovery import K_MICRO_SECOND, K_SECOND, QuicPacketPacer, QuicPacketRecovery
+from aioquic.quic.recovery import QuicPacketPacer, QuicPacketRecovery
+
+from pccstream import aioquic_internals as internals
 
 from .base import Controller
-
-# (object, attribute) pairs this module relies on; see check_aioquic_internals.
-_CONNECTION_ATTRS = ("_loss", "_quic_logger", "_max_datagram_size")
-_RECOVERY_ATTRS = ("_cc", "_pacer", "_rtt_smoothed", "_rtt_latest", "_rtt_min",
-                   "_rtt_variance", "_rtt_initial")
-_PACER_ATTRS = ("_max_datagram_size", "packet_time", "bucket_max", "bucket_time",
-                "evaluation_time")
-
-# Packets of credit a pacer timer waits for once the bucket is empty. Each wake-up costs a
-# pass through aioquic's timer and send path in Python; a rate-bound sender (PCC) woke once
-# per packet. Two back-to-back packets (2.4 kB, 1.6 ms of a 12 Mbit/s link) do not matter to
-# the bottleneck; the long-run rate is unchanged (credit accrues continuously). 1 = as aioquic.
-PACING_WAKE_QUANTUM = 2
-
-
-class AioquicInternalsChanged(RuntimeError):
-    """aioquic no longer has the private attributes the integration relies on."""
-
-
-def check_aioquic_internals(connection: QuicConnection) -> None:
-    """Raise AioquicInternalsChanged if `connection` lacks what this module touches."""
-    missing = [f"QuicConnection.{a}" for a in _CONNECTION_ATTRS if not hasattr(connection, a)]
-    recovery = getattr(connection, "_loss", None)
-    if not isinstance(recovery, QuicPacketRecovery):
-        missing.append("QuicConnection._loss: QuicPacketRecovery")
-    else:
-        missing += [f"QuicPacketRecovery.{a}" for a in _RECOVERY_ATTRS
-                    if not hasattr(recovery, a)]
-        pacer = getattr(recovery, "_pacer", None)
-        missing += [f"QuicPacketPacer.{a}" for a in _PACER_ATTRS if not hasattr(pacer, a)]
-        if not isinstance(getattr(recovery, "_cc", None), QuicCongestionControl):
-            missing.append("QuicPacketRecovery._cc: QuicCongestionControl")
-    if missing:
-        raise AioquicInternalsChanged(
-            "pccstream.cc.aioquic_integration does not match this aioquic version; "
-            "missing: " + ", ".join(missing))
+from .pacing import ControllerPacing
 
 
 class ControllerCongestionControl(QuicCongestionControl):
@@ -137,80 +101,38 @@ class ControllerCongestionControl(QuicCongestionControl):
 
 
 class ControllerPacer(QuicPacketPacer):
-    """A token-bucket pacer with its rate taken from a `Controller`.
-
-    It keeps aioquic's state and bucket sizing but charges tokens strictly: a packet needs a
-    whole packet time of credit. aioquic's own pacer lets a packet go on any positive
-    credit and then zeroes the bucket, so every incoming ACK releases a packet and the
-    actual rate tracks the ACK clock (about twice the nominal rate in our tests) -
-    harmless under a window, fatal for a rate-based controller.
-    """
+    """aioquic's pacer interface, answered by a `ControllerPacing`."""
 
     def __init__(self, controller: Controller, *, recovery: QuicPacketRecovery,
                  max_datagram_size: int) -> None:
         super().__init__(max_datagram_size=max_datagram_size)
-        self.controller = controller
-        self._recovery = recovery
-        self._version = -1
-        self.rate: float | None = None  # bytes/s in force, None while unpaced
+        self.pacing = ControllerPacing(
+            controller, max_datagram_size=max_datagram_size,
+            smoothed_rtt=lambda: internals.smoothed_rtt(recovery))
+
+    @property
+    def rate(self) -> float | None:
+        """Bytes/s in force, None while unpaced."""
+        return self.pacing.rate
 
     # aioquic annotates `float` but returns None when no wait is needed; we pass it through.
     def next_send_time(self, now: float) -> float:
-        self._refresh()
-        if self.packet_time is None:
-            return None  # type: ignore[return-value]  # unpaced, as aioquic
-        self.update_bucket(now=now)
-        missing = self.packet_time - self.bucket_time
-        if missing <= 1e-9:
-            return None  # type: ignore[return-value]
-        # Out of credit: sleep until PACING_WAKE_QUANTUM packets' worth has accrued (within
-        # the bucket) rather than one, halving the timer wake-ups of a pacing-bound sender.
-        quantum = min(PACING_WAKE_QUANTUM * self.packet_time, self.bucket_max)
-        return now + max(missing, quantum - self.bucket_time)
+        return self.pacing.next_send_time(now)  # type: ignore[return-value]
 
     def update_after_send(self, now: float) -> None:
-        self._refresh()
-        if self.packet_time is None:
-            return
-        self.update_bucket(now=now)
-        # Packets sent without asking (ACKs due, probes) still pay: the bucket may go into
-        # debt, by at most one bucket, so the long-run rate holds.
-        self.bucket_time = max(self.bucket_time - self.packet_time, -self.bucket_max)
+        self.pacing.update_after_send(now)
 
     def update_rate(self, congestion_window: int, smoothed_rtt: float) -> None:
         # Called by the recovery after RTT samples and losses.
-        self._apply()
-
-    def _refresh(self) -> None:
-        if self.controller.pacing_version != self._version:
-            self._apply()
-
-    def _apply(self) -> None:
-        ctrl = self.controller
-        self._version = ctrl.pacing_version
-        srtt = self._recovery._rtt_smoothed
-        rate = ctrl.paced_rate(srtt)
-        if rate is None or rate <= 0 or not math.isfinite(rate):
-            # As stock aioquic: no pacing before the first RTT sample.
-            self.packet_time = None
-            self.rate = None
-            return
-        self.rate = rate
-        mss = self._max_datagram_size
-        # aioquic's own sizing: bursts up to a quarter of the window (2 to 16 packets),
-        # the window being the rate's BDP for rate-based controllers.
-        window = rate * max(srtt, K_MICRO_SECOND) if ctrl.is_rate_based else ctrl.congestion_window
-        self.packet_time = max(K_MICRO_SECOND, min(mss / rate, K_SECOND))
-        self.bucket_max = max(2 * mss, min(int(window) // 4, 16 * mss)) / rate
-        if self.bucket_time > self.bucket_max:
-            self.bucket_time = self.bucket_max
+        self.pacing.apply_rate()
 
 
 def _copy_rtt(recovery: QuicPacketRecovery, controller: Controller) -> None:
-    controller.rtt_stats.initial_rtt = recovery._rtt_initial
-    if recovery._rtt_smoothed > 0:
-        controller.rtt_stats.set(latest=recovery._rtt_latest, smoothed=recovery._rtt_smoothed,
-                                 variance=recovery._rtt_variance, minimum=recovery._rtt_min)
+    initial, latest, smoothed, variance, minimum = internals.rtt_estimates(recovery)
+    controller.rtt_stats.initial_rtt = initial
+    if smoothed > 0:
+        controller.rtt_stats.set(latest=latest, smoothed=smoothed, variance=variance,
+                                 minimum=minimum)
 
 
 def install_controller(connection: QuicConnection, controller: Controller, *,
@@ -224,14 +146,13 @@ def install_controller(connection: QuicConnection, controller: Controller, *,
     aioquic), or to the first packet this controller sends when `t0` is None.
     Calling it again replaces the previous controller (bytes in flight carry over).
     """
-    check_aioquic_internals(connection)
-    recovery = connection._loss
-    mss = connection._max_datagram_size
+    recovery = internals.recovery_of(connection)
+    mss = internals.max_datagram_size(connection)
     controller.bind(max_datagram_size=mss, now=t0)
     _copy_rtt(recovery, controller)
 
     def sink(event: dict[str, Any]) -> None:
-        quic_logger = connection._quic_logger  # None once the connection is closed
+        quic_logger = internals.quic_logger(connection)
         if quic_logger is not None:
             quic_logger.log_event(category="recovery", event="pcc_monitor_interval",
                                   data=event)
@@ -239,24 +160,25 @@ def install_controller(connection: QuicConnection, controller: Controller, *,
             on_event(event)
 
     controller.event_sink = sink
-    previous = recovery._cc
+    previous = internals.congestion_control(connection)
     if isinstance(previous, ControllerCongestionControl):
         previous.controller.event_sink = None  # the replaced controller falls silent
-    recovery._cc = ControllerCongestionControl(
-        controller, recovery=recovery, max_datagram_size=mss,
-        bytes_in_flight=previous.bytes_in_flight)
-    recovery._pacer = ControllerPacer(controller, recovery=recovery, max_datagram_size=mss)
+    internals.replace_congestion_control(
+        connection,
+        ControllerCongestionControl(controller, recovery=recovery, max_datagram_size=mss,
+                                    bytes_in_flight=previous.bytes_in_flight),
+        ControllerPacer(controller, recovery=recovery, max_datagram_size=mss))
 
 
 def installed_controller(connection: QuicConnection) -> Controller | None:
     """The controller `install_controller` put on `connection`, if any."""
-    cc = connection._loss._cc
+    cc = internals.congestion_control(connection)
     return cc.controller if isinstance(cc, ControllerCongestionControl) else None
 
 
 def controller_telemetry(connection: QuicConnection, now: float) -> dict[str, Any] | None:
     """The installed controller's `telemetry_sample`, with the connection's bytes in flight."""
-    cc = connection._loss._cc
+    cc = internals.congestion_control(connection)
     if not isinstance(cc, ControllerCongestionControl):
         return None
     sample = cc.controller.telemetry_sample(now)

@@ -2,9 +2,10 @@
 
     create_controller("vivace", {"b": "0", "c": "20"}, seed=7)
 
-Names: vivace, vivace-loss (b = 0), vivace-lte (cellular: window bounded by the BDP),
-allegro, allegro-latency, cubic, reno. Every PCC parameter can be overridden per session;
-unknown names, unknown parameters and bad values raise UserError naming the valid choices.
+The PCC family and aioquic's window controllers are declared in `_CONTROLLERS` below, the
+baselines in baselines.py; `list_controllers()` gives them all. Every parameter can be
+overridden per session; unknown names, unknown parameters and bad values raise UserError
+naming the valid choices.
 """
 
 from __future__ import annotations

@@ -23,19 +23,14 @@ import signal
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
 
 from pccstream.cc.registry import create_controller
+from pccstream.contracts import page_query
 from pccstream.emulator.relay import EmulatorProcess
 from pccstream.errors import UserError
-from pccstream.server.app import (
-    REPO_ROOT,
-    ServerConfig,
-    StreamingServer,
-    default_state_dir,
-    default_web_root,
-    peak_rss_mib,
-)
+from pccstream.paths import REPO_ROOT
+from pccstream.server.app import ServerConfig, default_state_dir, default_web_root, peak_rss_mib
+from pccstream.stack import streaming_server
 from pccstream.webrtc.turn import TurnServer, turn_url
 
 DEFAULT_SCENARIO = "video-rttflap"
@@ -149,7 +144,7 @@ class Arm:
         query: list[tuple[str, str]] = [("cc", self.cc)]
         if self.emulator_port is not None:
             query.append(("server", f"https://127.0.0.1:{self.emulator_port}/stream"))
-        return urlencode(query + extra)
+        return page_query("player", query + extra)
 
     def webrtc_query(self, extra: list[tuple[str, str]]) -> str:
         """The receiver page's query (web/README.md, "WebRTC arm"): its TURN server is the
@@ -160,7 +155,8 @@ class Arm:
         sender = [("turn", turn_url(self.turn_port))]
         sender += [("bitrate", str(int(v) * 1000)) for k, v in extra if k == "bitrate"]
         query = [("mode", WEBRTC_ARM), ("room", self.room), ("turn", turn_url(port))]
-        return urlencode([*query, ("sender", urlencode(sender))])
+        return page_query("webrtc_receiver",
+                          [*query, ("sender", page_query("webrtc_sender", sender))])
 
 
 def parse_arms(cc: str, compare: str | None) -> list[str]:
@@ -205,7 +201,8 @@ def page_url(base: str, arms: list[Arm], extra: list[tuple[str, str]]) -> str:
     if len(arms) == 1:
         page = "webrtc-recv.html" if arms[0].webrtc else ""
         return f"{base}{page}?{arms[0].player_query(extra)}"
-    query = urlencode([("a", arms[0].player_query(extra)), ("b", arms[1].player_query(extra))])
+    query = page_query("compare",
+                       [("a", arms[0].player_query(extra)), ("b", arms[1].player_query(extra))])
     return f"{base}compare.html?{query}"
 
 
@@ -235,7 +232,7 @@ async def run_demo(args: argparse.Namespace, stop: asyncio.Event) -> None:
         recordings_dir=args.recordings_dir,
         live_media=live_media,
     )
-    server = StreamingServer(config)
+    server = streaming_server(config)
     arms = [Arm(name, room=f"demo-{'ab'[i]}") for i, name in enumerate(names)]
     try:
         await server.start()

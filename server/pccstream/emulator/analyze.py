@@ -24,6 +24,7 @@ import numpy as np
 
 from pccstream.emulator.log import MAGIC
 from pccstream.errors import UserError
+from pccstream.stats import percentile95_mahimahi
 
 DIR_NAMES = {"d": "down", "u": "up"}
 
@@ -105,12 +106,6 @@ def parse_log(path: str | Path) -> ParsedLog:
     return ParsedLog(header, dirs)
 
 
-def percentile95(values: np.ndarray) -> float:
-    """mahimahi's 95th percentile: the element at index floor(0.95 n) of the sorted values."""
-    s = np.sort(values)
-    return float(s[min(int(0.95 * len(s)), len(s) - 1)])
-
-
 def signal_delays(arrival: np.ndarray, departure: np.ndarray) -> np.ndarray:
     """Per-millisecond signal delay: for each ms t from the first to the last arrival, the least
     (departure - t') over packets arriving at t' >= t, measured from the start of ms t as
@@ -154,12 +149,12 @@ def _direction_metrics(dl: DirectionLog) -> dict[str, Any]:
     q = np.asarray(dl.dep_q)
     owd = np.asarray(dl.dep_owd)
     dep_t = np.asarray(dl.dep_t)
-    p95q = percentile95(q) if len(q) else None
-    p95owd = percentile95(owd) if len(owd) else None
+    p95q = percentile95_mahimahi(q) if len(q) else None
+    p95owd = percentile95_mahimahi(owd) if len(owd) else None
     p95s = None
     if len(q):
         sd = signal_delays(dep_t - q, dep_t)
-        p95s = percentile95(sd)
+        p95s = percentile95_mahimahi(sd)
     arrivals = len(dl.arrivals_t)
     drops = sum(dl.drops.values())
     util = throughput / capacity if capacity and throughput is not None else None

@@ -28,6 +28,8 @@ from pccstream.emulator.analyze import analyze_file
 from pccstream.emulator.scenario import load_scenario
 from pccstream.emulator.trace import parse_rate
 from pccstream.errors import UserError
+from pccstream.paths import child_process_env
+from pccstream.stats import percentile
 
 PAYLOAD = 1472  # 1500-byte IPv4 packets
 WIRE = PAYLOAD + 28
@@ -151,13 +153,6 @@ def _relay_argv(relay_args: list[str], upstream_port: int) -> list[str]:
             "--upstream", f"127.0.0.1:{upstream_port}", *relay_args]
 
 
-def _env() -> dict[str, str]:
-    env = dict(os.environ)
-    src = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
-    return env
-
-
 def run_path(relay_args: list[str], rate_bps: float | None, duration_s: float,
              keep: bool, grace_s: float = 10.0) -> dict[str, Any]:
     """Run sender -> relay (downlink) -> sink once; returns the sink's records. The sink
@@ -170,7 +165,7 @@ def run_path(relay_args: list[str], rate_bps: float | None, duration_s: float,
     try:
         port = sq.get(timeout=30)
         relay = subprocess.Popen(_relay_argv(relay_args, port), stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, env=_env(), text=True)
+                                 stderr=subprocess.PIPE, env=child_process_env(), text=True)
         try:
             assert relay.stdout is not None
             line = relay.stdout.readline()
@@ -197,8 +192,8 @@ def run_path(relay_args: list[str], rate_bps: float | None, duration_s: float,
 
 
 def _pcts(x: np.ndarray) -> dict[str, float]:
-    return {"p50": round(float(np.percentile(x, 50)), 4),
-            "p99": round(float(np.percentile(x, 99)), 4),
+    return {"p50": round(percentile(x, 50) or 0.0, 4),
+            "p99": round(percentile(x, 99) or 0.0, 4),
             "max": round(float(np.max(x)), 4)}
 
 

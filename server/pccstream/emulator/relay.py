@@ -33,6 +33,7 @@ from pccstream.emulator.packet import Packet
 from pccstream.emulator.scenario import Change, Scenario, load_scenario
 from pccstream.emulator.trace import Trace, constant_rate_trace, load_trace
 from pccstream.errors import UserError
+from pccstream.paths import child_process_env
 
 _BATCH = 256  # datagrams read per readiness event before yielding to timers
 _SOCK_BUF = 4 << 20
@@ -451,9 +452,7 @@ class EmulatorProcess:
         self.port = 0
 
     async def start(self) -> int:
-        env = dict(os.environ)
-        src = str(__import__("pathlib").Path(__file__).resolve().parents[2])
-        env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
+        env = child_process_env()
         # stderr goes to a file, not a pipe nobody drains (a full pipe would stall the relay).
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (lives until close())
         self.proc = await asyncio.create_subprocess_exec(

@@ -25,6 +25,7 @@ from pccstream.emulator.loss import LossModel, parse_loss
 from pccstream.emulator.queues import DropTailQueue, parse_queue
 from pccstream.emulator.trace import Trace, constant_rate_trace, load_trace, parse_rate
 from pccstream.errors import UserError
+from pccstream.paths import INFRA_DIR
 
 DIRECTIONS = ("down", "up")
 
@@ -34,7 +35,7 @@ def infra_dir() -> Path:
     env = os.environ.get("PCCSTREAM_INFRA_DIR")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[3] / "infra"
+    return INFRA_DIR
 
 
 def scenarios_dir() -> Path:

@@ -144,18 +144,3 @@ def parse_rate(text: str, where: str = "rate") -> float:
     if value <= 0:
         raise UserError(f"{where}: rate {text!r} is impossible: it must be positive")
     return value
-
-
-def rate_or_trace(spec: str, where: str, search_dirs: tuple[Path, ...] = ()) -> Trace:
-    """A `--down/--up` value: a rate like '12mbit' or a trace file (path or name in search_dirs)."""
-    if _RATE_RE.match(spec):
-        return constant_rate_trace(parse_rate(spec, where))
-    path = Path(spec)
-    if not path.exists():
-        for d in search_dirs:
-            if (d / spec).exists():
-                path = d / spec
-                break
-        else:
-            raise UserError(f"{where}: {spec!r} is neither a rate (e.g. 12mbit) nor a trace file")
-    return load_trace(path)

@@ -9,34 +9,30 @@ import logging
 import os
 import resource
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aioquic.asyncio.server import QuicServer, serve
+from aioquic.asyncio.server import QuicServer
 from aioquic.h3.connection import H3_ALPN
 from aioquic.quic.configuration import QuicConfiguration
 from aioquic.quic.logger import QuicFileLogger
 
 from pccstream import __version__
+from pccstream.aioquic_internals import check_aioquic_internals
 from pccstream.cc.registry import create_controller, list_controllers
 from pccstream.errors import UserError
+from pccstream.paths import REPO_ROOT
 from pccstream.server.certs import Certificate, ensure_certificate
-from pccstream.server.http_app import WebAppServer
+from pccstream.server.http_app import Route, WebAppServer
 from pccstream.server.link_status import LinkStatusReceiver
 from pccstream.server.live import LiveChannel
 from pccstream.server.media_store import MediaStore
 from pccstream.server.session import ViewerSession
 from pccstream.server.webtransport import SESSION_PATH, EndpointSettings, protocol_factory
-from pccstream.webrtc.signalling import PREFIX as WEBRTC_PREFIX
-from pccstream.webrtc.signalling import Rooms
-from pccstream.webrtc.source import PREFIX as LIVE_SOURCE_PREFIX
-from pccstream.webrtc.source import LiveSource
 
 log = logging.getLogger("pccstream.server")
-
-REPO_ROOT = Path(__file__).resolve().parents[3]
-
 
 def default_web_root() -> Path:
     return Path(os.environ.get("PCCSTREAM_WEB_ROOT", REPO_ROOT / "web" / "dist"))
@@ -67,6 +63,15 @@ class ServerConfig:
     live_media: Path | None = None
 
 
+@dataclass
+class ExtraRoutes:
+    """HTTP routes another package mounts on the web app, by URL prefix (the WebRTC arm's
+    signalling and sender content: pccstream.stack), and what to close with the server."""
+
+    routes: dict[str, Route]
+    close: Callable[[], None] = lambda: None
+
+
 QLOG_URL_PREFIX = "/qlog/"
 RECORDINGS_URL_PREFIX = "/recordings/"
 
@@ -74,8 +79,12 @@ RECORDINGS_URL_PREFIX = "/recordings/"
 class StreamingServer:
     """Runs until `close()`; `start()` raises `UserError` for bad configuration."""
 
-    def __init__(self, config: ServerConfig) -> None:
+    def __init__(self, config: ServerConfig,
+                 extra_routes: Callable[[ServerConfig], ExtraRoutes] | None = None) -> None:
+        """`extra_routes` is called at start, after the media is checked."""
         self.config = config
+        self._make_extra_routes = extra_routes
+        self._extra_routes: ExtraRoutes | None = None
         self.quic_port = config.port
         self.certificate: Certificate | None = None
         self.sessions: list[ViewerSession] = []
@@ -83,8 +92,6 @@ class StreamingServer:
         self._web: WebAppServer | None = None
         self.link_status: LinkStatusReceiver | None = None
         self.live: LiveChannel | None = None
-        # WebRTC arm (docs/webrtc.md): signalling rooms and the sender's content.
-        self.webrtc_rooms = Rooms()
 
     @property
     def webtransport_url(self) -> str:
@@ -133,6 +140,7 @@ class StreamingServer:
 
     async def start(self) -> None:
         config = self.config
+        check_aioquic_internals()
         create_controller(config.cc, {})  # refuse an unknown default before binding anything
         media = MediaStore.open(config.media_dir)
         if config.live_media is not None:
@@ -177,9 +185,10 @@ class StreamingServer:
         if config.recordings_dir is not None:
             config.recordings_dir.mkdir(parents=True, exist_ok=True)
             directories[RECORDINGS_URL_PREFIX] = config.recordings_dir
-        # The WebRTC sender loops the live channel's media (the VOD media when there is none).
-        live_source = LiveSource(config.live_media or config.media_dir)
-        routes = {WEBRTC_PREFIX: self.webrtc_rooms.route, LIVE_SOURCE_PREFIX: live_source.route}
+        routes: dict[str, Route] = {}
+        if self._make_extra_routes is not None:
+            self._extra_routes = self._make_extra_routes(config)
+            routes.update(self._extra_routes.routes)
         try:
             self._web = WebAppServer(
                 config.web_root,
@@ -204,15 +213,17 @@ class StreamingServer:
         factory = protocol_factory(settings)
         for index, host in enumerate(hosts):
             try:
-                server = await serve(
-                    host, self.quic_port, configuration=quic_config, create_protocol=factory
+                # As aioquic's `serve`, keeping the transport to learn the bound port.
+                transport, server = await asyncio.get_running_loop().create_datagram_endpoint(
+                    lambda: QuicServer(configuration=quic_config, create_protocol=factory),
+                    local_addr=(host, self.quic_port),
                 )
             except OSError as exc:
                 if index > 0 and exc.errno in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT):
                     continue  # no IPv6 loopback on this machine
                 raise UserError(_bind_error("QUIC", host, self.quic_port, exc)) from exc
             if index == 0:
-                self.quic_port = server._transport.get_extra_info("sockname")[1]  # type: ignore[attr-defined]
+                self.quic_port = transport.get_extra_info("sockname")[1]
             self._quic_servers.append(server)
 
     def _on_session(self, session: ViewerSession) -> None:
@@ -240,7 +251,8 @@ class StreamingServer:
             session.close()
         if self.live is not None:
             self.live.close()
-        self.webrtc_rooms.close()
+        if self._extra_routes is not None:
+            self._extra_routes.close()
         for server in self._quic_servers:
             server.close()
         if self.link_status is not None:
@@ -259,8 +271,8 @@ def _bind_error(what: str, host: str, port: int, exc: OSError) -> str:
     return f"cannot bind {what} on {host}:{port}: {exc.strerror}"
 
 
-async def run_forever(config: ServerConfig, ready_file: Path | None = None) -> None:
-    server = StreamingServer(config)
+async def run_forever(server: StreamingServer, ready_file: Path | None = None) -> None:
+    config = server.config
     await server.start()
     info = server.ready_info()
     if ready_file is not None:

@@ -28,14 +28,18 @@ def webtransport_error_code(code: int) -> int:
     return _WT_ERROR_BASE + code + code // 0x1E
 
 
-class GroupWriter(Protocol):
-    """What a subscription needs from the connection."""
+class UniStreamWriter(Protocol):
+    """Opening and writing server-initiated streams (telemetry, live groups)."""
 
     def open_uni_stream(self, session_id: int) -> int: ...
 
     def send(self, stream_id: int, data: bytes, end_stream: bool) -> None: ...
 
     def flush(self) -> None: ...
+
+
+class GroupWriter(UniStreamWriter, Protocol):
+    """What a subscription needs from the connection."""
 
     def reset_stream(self, stream_id: int, error_code: int) -> None: ...
 

@@ -21,15 +21,17 @@ from aioquic.quic.events import ConnectionTerminated, ProtocolNegotiated, QuicEv
 
 from pccstream.cc.aioquic_integration import controller_telemetry, install_controller
 from pccstream.cc.registry import create_controller
+from pccstream.contracts import MAX_LIVE_KEEP_MS
 from pccstream.errors import UserError
 from pccstream.server import stream_priority
 from pccstream.server.live import LiveChannel
-from pccstream.server.session import MediaLookup, ViewerSession, WithholdHook
+from pccstream.server.session import ViewerSession
+from pccstream.server.telemetry_publisher import TELEMETRY_ENCODINGS
+from pccstream.server.vod import MediaLookup, WithholdHook
 
 log = logging.getLogger("pccstream.webtransport")
 
 SESSION_PATH = "/stream"
-TELEMETRY_ENCODINGS = ("json", "deflate")
 
 
 @dataclass(frozen=True)
@@ -55,7 +57,6 @@ class SessionRequest:
     # live.keep_ms: how long a group's unsent data stays useful (None: one group duration).
     live_keep_s: float | None = None
 
-MAX_LIVE_KEEP_MS = 60_000
 
 
 def parse_session_query(query: str, settings: EndpointSettings) -> SessionRequest:
@@ -211,11 +212,10 @@ class StreamingProtocol(QuicConnectionProtocol):
         log.info("session %d opened: cc=%s params=%s", event.stream_id, wanted.cc, wanted.cc_params)
 
     def peer_address(self) -> tuple[str, int] | None:
-        """The peer's current (host, port), from aioquic's network paths (private)."""
-        paths = getattr(self._quic, "_network_paths", None)
-        if not paths:
+        """The peer's current (host, port)."""
+        addr = self._quic.get_peer_address()
+        if addr is None:
             return None
-        addr = paths[0].addr
         return (str(addr[0]), int(addr[1]))
 
     def _hello_extra(self) -> dict[str, Any]:

@@ -15,12 +15,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import urlencode
 
-from pccstream.ab.browser import CHROMIUM_ARGS, chromium_path
-from pccstream.bench.processes import ServerProcess
+from pccstream.contracts import page_query
 from pccstream.emulator.relay import EmulatorProcess
 from pccstream.errors import ToolMissingError, UserError
+from pccstream.harness.browser import CHROMIUM_ARGS, chromium_path
+from pccstream.harness.processes import ServerProcess
 from pccstream.webrtc.turn import TurnServer, turn_url
 
 # Relay candidates only need this when the machine has no interface but loopback (a network
@@ -65,11 +65,13 @@ class CallPages:
         if self.codec is not None:
             query["codec"] = self.codec
         query.update(self.extra)
-        return f"{self.page_url.rstrip('/')}/webrtc-send.html?{urlencode(query)}"
+        page = f"{self.page_url.rstrip('/')}/webrtc-send.html"
+        return f"{page}?{page_query('webrtc_sender', query.items())}"
 
     def receiver_url(self) -> str:
         query = {"room": self.room, "turn": self.receiver_turn}
-        return f"{self.page_url.rstrip('/')}/webrtc-recv.html?{urlencode(query)}"
+        page = f"{self.page_url.rstrip('/')}/webrtc-recv.html"
+        return f"{page}?{page_query('webrtc_receiver', query.items())}"
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from pccstream.errors import UserError
-from pccstream.server.app import REPO_ROOT
+from pccstream.paths import REPO_ROOT
 from pccstream.webrtc.turn import TurnServer
 
 

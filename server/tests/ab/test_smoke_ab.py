@@ -1,5 +1,6 @@
 """The CI smoke A/B: 2 arms x 1 run x 15 s with real Chromium, server and emulator, then the
-report. Skipped only when Chromium is absent; ~45 s on a loaded 2-core machine."""
+report. Never skipped: without Chromium, the web build or the default media it fails, naming
+what to install; ~45 s on a loaded 2-core machine."""
 
 from __future__ import annotations
 
@@ -12,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from pccstream.ab.browser import chromium_path
 from pccstream.errors import ToolMissingError
+from pccstream.harness.browser import chromium_path
+from pccstream.paths import REPO_ROOT
 
-REPO = Path(__file__).resolve().parents[3]
-MEDIA = REPO / "media" / "default"
+MEDIA = REPO_ROOT / "media" / "default"
 
 
 def _chromium() -> str | None:
@@ -29,7 +30,8 @@ def _chromium() -> str | None:
 def test_smoke_ab_stores_runs_and_reports(tmp_path: Path):
     # The bootstrap installs Chromium; CI must run this test, never skip it.
     assert _chromium() is not None, "Chromium is not installed (run infra/bootstrap.sh)"
-    assert (REPO / "web" / "dist" / "index.html").is_file(), "build the web app first (web/dist)"
+    web_app = REPO_ROOT / "web" / "dist" / "index.html"
+    assert web_app.is_file(), "build the web app first (web/dist)"
     assert (MEDIA / "manifest.json").is_file(), "media/default is missing (infra/bootstrap.sh)"
     db = tmp_path / "smoke.sqlite"
     started = time.monotonic()

@@ -9,11 +9,8 @@ from aioquic.quic.recovery import QuicPacketPacer
 
 from pccstream.cc import create_controller, list_controllers
 from pccstream.cc.aioquic_integration import (
-    PACING_WAKE_QUANTUM,
-    AioquicInternalsChanged,
     ControllerCongestionControl,
     ControllerPacer,
-    check_aioquic_internals,
     controller_telemetry,
     install_controller,
     installed_controller,
@@ -31,19 +28,9 @@ MI_KEYS = {"type", "t_ms", "target_rate_bps", "send_rate_bps", "delivery_rate_bp
            "step_bps"}
 
 
-def test_aioquic_internals_are_as_expected() -> None:
-    # If this fails, aioquic changed the private attributes the integration patches:
-    # update pccstream/cc/aioquic_integration.py before anything else.
+def test_connections_start_with_aioquic_own_pacer() -> None:
     pair = QuicPair()
-    check_aioquic_internals(pair.server)
     assert type(pair.server._loss._pacer) is QuicPacketPacer
-
-
-def test_internals_check_fails_loudly() -> None:
-    pair = QuicPair()
-    del pair.server._loss._rtt_smoothed
-    with pytest.raises(AioquicInternalsChanged, match="_rtt_smoothed"):
-        install_controller(pair.server, create_controller("vivace", seed=1))
 
 
 @pytest.mark.parametrize("name", ALL)
@@ -95,32 +82,34 @@ def test_pacing_follows_rate_changes_without_rtt_samples() -> None:
     controller.pacing_version += 1
     pacer.next_send_time(pair.now)
     assert pacer.rate == 123_456.0
-    assert pacer.packet_time == pytest.approx(1200 / 123_456.0)
+    assert pacer.pacing.packet_time == pytest.approx(1200 / 123_456.0)
 
 
-def test_pacer_sleeps_for_a_quantum_of_credit_and_keeps_the_rate() -> None:
-    pair = QuicPair()
-    controller = create_controller("vivace", seed=1)
-    install_controller(pair.server, controller)
-    pacer = pair.server._loss._pacer
-    assert isinstance(controller, PccSender) and isinstance(pacer, ControllerPacer)
-    controller._mi_rate = 1_500_000.0  # 12 Mbit/s: 0.8 ms per 1200-byte packet
-    controller.pacing_version += 1
-    now, sent = 10.0, 0
-    pacer.next_send_time(now)
-    pacer.bucket_time = 0.0
-    wakeups = 0
-    while now < 11.0:
-        wait = pacer.next_send_time(now)
-        if wait is None:
-            pacer.update_after_send(now)
-            sent += 1
-            continue
-        # Empty bucket: the timer is set for PACING_WAKE_QUANTUM packets, not one.
-        assert wait - now == pytest.approx(PACING_WAKE_QUANTUM * pacer.packet_time, rel=0.01)
-        now, wakeups = wait, wakeups + 1
-    assert sent == pytest.approx(1250, rel=0.01)  # the rate holds
-    assert wakeups == pytest.approx(1250 / PACING_WAKE_QUANTUM, rel=0.01)
+def _record_packets(controller: Controller) -> tuple[set[object], set[object]]:
+    """(packets `controller` was told were sent, packets it was told were acked or lost),
+    as (epoch, packet number)."""
+    sent: set[object] = set()
+    settled: set[object] = set()
+    on_sent, on_acked, on_lost = (controller.on_packet_sent, controller.on_packet_acked,
+                                  controller.on_packets_lost)
+
+    def record_sent(now: float, packet: Any) -> None:
+        sent.add((packet.epoch, packet.packet_number))
+        on_sent(now, packet)
+
+    def record_acked(now: float, packet: Any) -> None:
+        settled.add((packet.epoch, packet.packet_number))
+        on_acked(now, packet)
+
+    def record_lost(now: float, packets: Any) -> None:
+        packets = list(packets)
+        settled.update((p.epoch, p.packet_number) for p in packets)
+        on_lost(now, packets)
+
+    controller.on_packet_sent = record_sent  # type: ignore[method-assign]
+    controller.on_packet_acked = record_acked  # type: ignore[method-assign]
+    controller.on_packets_lost = record_lost  # type: ignore[method-assign]
+    return sent, settled
 
 
 @pytest.mark.parametrize(("first", "second"), [("cubic", "vivace"), ("vivace", "reno"),
@@ -129,19 +118,25 @@ def test_swap_mid_connection(first: str, second: str) -> None:
     pair = QuicPair(rate_mbps=8, rtt=0.03, queue_bytes=30_000, loss=0.01, seed=5)
     old_events: list[dict[str, Any]] = []
     new_events: list[dict[str, Any]] = []
-    install_controller(pair.server, create_controller(first, seed=1), on_event=old_events.append)
+    old = create_controller(first, seed=1)
+    install_controller(pair.server, old, on_event=old_events.append)
     pair.handshake()
     size = 500_000
     pair.send_from_server(size)
     swapped: list[Controller] = []
+    at_swap: dict[str, int] = {}
+    new_packets: list[tuple[set[object], set[object]]] = []
 
     def swap_when_busy(p: QuicPair) -> None:
         cc = p.server._loss._cc
         if not swapped and p.received > 150_000 and cc.bytes_in_flight >= 2 * 1200:
             in_flight = cc.bytes_in_flight
             ctrl = create_controller(second, seed=2)
+            new_packets.append(_record_packets(ctrl))
             install_controller(p.server, ctrl, on_event=new_events.append)
             swapped.append(ctrl)
+            at_swap.update(events=len(old_events), sent=old.bytes_sent, acked=old.bytes_acked,
+                           in_flight=in_flight)
             # Bytes in flight carry over; the new controller has none of its own yet.
             assert p.server._loss._cc.bytes_in_flight == in_flight
             assert ctrl.bytes_in_flight == 0
@@ -150,11 +145,15 @@ def test_swap_mid_connection(first: str, second: str) -> None:
     assert swapped and pair.received == size
     new = swapped[0]
     assert installed_controller(pair.server) is new
-    # Packets of the old controller acked after the swap never reached the new one.
-    assert new.bytes_in_flight >= 0 and new.bytes_acked <= new.bytes_sent
-    assert pair.server._loss._cc.bytes_in_flight >= 0
-    # The replaced controller fell silent: nothing reported after the swap time.
-    assert all(e["t_ms"] >= 0 for e in old_events + new_events)
+    # Packets in flight at the swap were acked or lost later, yet never reached the new
+    # controller: everything it was told about settling, it had sent itself.
+    sent, settled = new_packets[0]
+    assert at_swap["in_flight"] > 0 and settled and settled <= sent
+    assert new.bytes_in_flight >= 0 and pair.server._loss._cc.bytes_in_flight >= 0
+    # The replaced controller fell silent: no events, no packets after the swap.
+    assert len(old_events) == at_swap["events"]
+    assert (old.bytes_sent, old.bytes_acked) == (at_swap["sent"], at_swap["acked"])
+    assert new_events or second in ("cubic", "reno")
 
 
 def test_qlog_absent_is_fine() -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pccstream.server.app import ServerConfig, StreamingServer
+from pccstream.stack import streaming_server
 
 SEGMENTS = 4
 
@@ -73,7 +74,7 @@ async def running_server(
     )
     for key, value in overrides.items():
         setattr(config, key, value)
-    server = StreamingServer(config)
+    server = streaming_server(config)
     await server.start()
     try:
         yield server

@@ -13,12 +13,14 @@ from typing import Any
 
 import pytest
 
+from pccstream.cc.pcc_sender import PccSender
+from pccstream.cc.registry import create_controller, list_controllers
 from pccstream.emulator.link import LinkStatus
 from pccstream.emulator.status import StatusPublisher, status_datagram
 from pccstream.errors import UserError
 from pccstream.protocol import Kind, Request
 from pccstream.server.link_status import link_record, route
-from pccstream.server.session import compact_number, compact_record
+from pccstream.server.telemetry_publisher import compact_number, compact_record
 from pccstream.wt_client import SessionRefused, WebTransportClient
 
 from .conftest import SEGMENTS, running_server
@@ -324,11 +326,20 @@ def test_demo_webrtc_arm() -> None:
     assert direct["turn"] == ["turn:127.0.0.1:3478?transport=udp"]
 
 
-def test_every_controller_has_a_state_for_the_timeline() -> None:
-    from pccstream.cc.registry import create_controller
+STARTING_STATES = {"vivace": "starting", "bbr": "startup", "cubic": "slow_start",
+                   "reno": "slow_start"}
+
+
+@pytest.mark.parametrize("name", [info.name for info in list_controllers()])
+def test_every_controller_has_a_state_for_the_timeline(name: str) -> None:
     from pccstream.server.webtransport import controller_state
 
-    assert controller_state(create_controller("vivace", {})) == "starting"
-    assert controller_state(create_controller("bbr", {})) == "startup"
-    assert controller_state(create_controller("cubic", {})) == "slow_start"
-    assert controller_state(create_controller("reno", {})) == "slow_start"
+    controller = create_controller(name, {})
+    state = controller_state(controller)
+    assert isinstance(state, str) and state
+    if isinstance(controller, PccSender):
+        assert state == "starting"
+    elif not controller.is_rate_based:
+        # Window-based controllers start below any ssthresh.
+        assert state == "slow_start"
+    assert state == STARTING_STATES.get(name, state)

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 import pytest
 
-from pccstream.ab.browser import chromium_path
 from pccstream.errors import ToolMissingError
+from pccstream.harness.browser import chromium_path
+from pccstream.paths import REPO_ROOT
 from pccstream.webrtc.call import CallSettings, webrtc_call
 from pccstream.webrtc.cli import summary
 from pccstream.webrtc.turn import turnserver_path
 
-REPO = Path(__file__).resolve().parents[3]
-MEDIA = REPO / "media" / "default"
+MEDIA = REPO_ROOT / "media" / "default"
 
 
 def test_webrtc_call_through_the_emulator() -> None:
@@ -24,7 +23,8 @@ def test_webrtc_call_through_the_emulator() -> None:
         turnserver_path()
     except ToolMissingError as exc:
         pytest.fail(str(exc))
-    assert (REPO / "web" / "dist" / "webrtc-recv.html").is_file(), "build the web app (web/dist)"
+    receiver_page = REPO_ROOT / "web" / "dist" / "webrtc-recv.html"
+    assert receiver_page.is_file(), "build the web app (web/dist)"
     assert (MEDIA / "manifest.json").is_file(), "media/default is missing (infra/bootstrap.sh)"
     settings = CallSettings(
         media=MEDIA,

@@ -2,7 +2,6 @@
 
 export const PROTOCOL_VERSION = 1;
 export const REQUEST_BYTES = 8;
-export const MAX_REQUEST_BYTES = 64;
 export const RESPONSE_HEADER_BYTES = 24;
 export const MAX_TELEMETRY_FRAME = 65536;
 

@@ -1,3 +1,4 @@
+import { transportErrorMessage } from '../errors';
 import { encodeRequest, type KindName } from '../protocol';
 import { readResponse, type Response } from './response';
 import { TelemetryLog } from './telemetry';
@@ -8,18 +9,6 @@ export class TransportError extends Error {
     super(message);
     this.name = 'TransportError';
   }
-}
-
-function describe(error: unknown): string {
-  if (error instanceof Error) {
-    // WebTransportError carries `source` ('session' | 'stream') and a stream error code.
-    const extra = error as Error & { source?: string; streamErrorCode?: number | null };
-    const parts = [error.message || error.name];
-    if (extra.source) parts.push(`source=${extra.source}`);
-    if (extra.streamErrorCode !== undefined && extra.streamErrorCode !== null) parts.push(`code=${extra.streamErrorCode}`);
-    return parts.join(', ');
-  }
-  return String(error);
 }
 
 /**
@@ -45,7 +34,7 @@ export class Session {
         this.closedReason = `WebTransport session closed${info.reason ? `: ${info.reason}` : ''} (code ${info.closeCode ?? 0})`;
       },
       (error: unknown) => {
-        this.closedReason = `WebTransport session failed: ${describe(error)}`;
+        this.closedReason = `WebTransport session failed: ${transportErrorMessage(error)}`;
       },
     );
     void this.acceptUniStreams();
@@ -65,14 +54,14 @@ export class Session {
     try {
       transport = new WebTransport(url, options);
     } catch (error) {
-      throw new TransportError(`WebTransport to ${url} could not start: ${describe(error)}`);
+      throw new TransportError(`WebTransport to ${url} could not start: ${transportErrorMessage(error)}`);
     }
     try {
       await transport.ready;
     } catch (error) {
       // The browser hides the server's answer: say what commonly causes this.
       throw new TransportError(
-        `WebTransport to ${url} failed: ${describe(error)} ` +
+        `WebTransport to ${url} failed: ${transportErrorMessage(error)} ` +
           '(nothing listening there, a certificate hash that does not match, or the server refused ' +
           'the session parameters — an unknown cc, cc.* or test.* parameter is answered 400)',
       );
@@ -90,7 +79,7 @@ export class Session {
           telemetry: (stream) => this.telemetry.readUniStream(stream),
           liveGroups: this.liveGroups,
         }).catch((error: unknown) => {
-          this.telemetry.warnings.push(`telemetry stream: ${describe(error)}`);
+          this.telemetry.warnings.push(`telemetry stream: ${transportErrorMessage(error)}`);
         });
         this.pending.add(job);
         void job.finally(() => this.pending.delete(job));
@@ -109,14 +98,14 @@ export class Session {
     try {
       stream = await this.transport.createBidirectionalStream();
     } catch (error) {
-      throw new TransportError(this.closedReason ?? `could not open a request stream: ${describe(error)}`);
+      throw new TransportError(this.closedReason ?? `could not open a request stream: ${transportErrorMessage(error)}`);
     }
     const writer = stream.writable.getWriter();
     try {
       await writer.write(encodeRequest({ kind, rendition, segment }));
       await writer.close();
     } catch (error) {
-      throw new TransportError(`could not send the ${kind} request: ${describe(error)}`);
+      throw new TransportError(`could not send the ${kind} request: ${transportErrorMessage(error)}`);
     } finally {
       writer.releaseLock();
     }
@@ -125,7 +114,7 @@ export class Session {
     } catch (error) {
       if (error instanceof TypeError || (error instanceof Error && error.name === 'WebTransportError')) {
         throw new TransportError(
-          `${kind} ${rendition}/${segment}: ${this.closedReason ?? `stream failed: ${describe(error)}`}`,
+          `${kind} ${rendition}/${segment}: ${this.closedReason ?? `stream failed: ${transportErrorMessage(error)}`}`,
         );
       }
       throw error;

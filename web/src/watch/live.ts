@@ -6,10 +6,12 @@
  * playback rate, skips forward and jumps over the gaps that dropped groups leave.
  */
 
+import { errorMessage, streamErrorCode } from '../errors';
 import type { CaptureClock, LatencySnapshot } from '../latency/latency';
 import { MediaBuffer } from '../media/buffer';
 import { bufferAhead, type Range } from '../media/ranges';
-import type { LiveMetrics, SegmentRecord } from '../metrics/types';
+import type { LiveMetrics } from '../metrics/types';
+import type { ViewerPlayer } from './viewer';
 import type { PlayerParams } from '../params';
 import {
   LIVE_EDGE,
@@ -70,24 +72,16 @@ export function liveCaptureClock(info: LiveInfo): CaptureClock {
 }
 
 function describe(error: unknown): string {
-  if (error instanceof Error) {
-    const code = (error as Error & { streamErrorCode?: number | null }).streamErrorCode;
-    if (code === LIVE_SUPERSEDED) return 'superseded';
-    return error.message || error.name;
-  }
-  return String(error);
+  return streamErrorCode(error) === LIVE_SUPERSEDED ? 'superseded' : errorMessage(error);
 }
 
-export class LivePlayer {
+export class LivePlayer implements ViewerPlayer {
   readonly mode = 'live';
   info: LiveInfo | null = null;
   rendition: number | null = null;
   buffer: LiveBuffer | null = null;
   /** A live stream never ends. */
   readonly eos = false;
-  /** VOD's per-segment records; none in live mode. */
-  readonly segments: SegmentRecord[] = [];
-  readonly lastDecision = null;
   /** Playback started (the playhead was put at its start position). */
   started = false;
   /** Forward seeks by the player (skips and gap jumps). */
@@ -128,10 +122,6 @@ export class LivePlayer {
   renditionAt(_t: number): { rendition: number; bitrateBps: number } | null {
     const r = this.rendition === null ? undefined : this.info?.renditions[this.rendition];
     return r && this.rendition !== null ? { rendition: this.rendition, bitrateBps: r.bitrate_bps } : null;
-  }
-
-  throughputEstimateBps(): number | null {
-    return null;
   }
 
   /** Media time of the live edge now (s): the capture time of a frame captured now. */

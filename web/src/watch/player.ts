@@ -1,6 +1,7 @@
 import { MediaBuffer } from '../media/buffer';
 import type { Range } from '../media/ranges';
 import type { SegmentRecord } from '../metrics/types';
+import type { ViewerPlayer } from './viewer';
 import type { PlayerParams } from '../params';
 import type { Session } from '../transport/session';
 import type { Response } from '../transport/response';
@@ -56,7 +57,7 @@ export interface PlayerHooks {
  * The VOD player loop: manifest → rendition choice → keep the buffer ahead of the playhead
  * up to the buffer target, one segment request at a time → endOfStream().
  */
-export class Player {
+export class Player implements ViewerPlayer {
   manifest: Manifest | null = null;
   buffer: BufferLike | null = null;
   readonly segments: SegmentRecord[] = [];

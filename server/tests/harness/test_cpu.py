@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from pccstream.ab import cpu
+from pccstream.harness import cpu
 
 BURN = "import time\nwhile time.process_time() < 0.3: pass\n"
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from pccstream.errors import UserError
 from pccstream.server.app import ServerConfig, default_state_dir, default_web_root, run_forever
+from pccstream.stack import streaming_server
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -104,7 +105,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _run(config: ServerConfig, ready_file: Path | None) -> int:
     loop = asyncio.new_event_loop()
-    main = loop.create_task(run_forever(config, ready_file))
+    main = loop.create_task(run_forever(streaming_server(config), ready_file))
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, main.cancel)
     try:
