@@ -6,7 +6,6 @@ from __future__ import annotations
 from pccstream.cc.fixed_window import FixedWindow, FixedWindowParams
 from pccstream.cc.receive_rate import ReceiveRate
 from pccstream.cc.registry import create_controller
-from pccstream.cc.vivace import Vivace
 from pccstream.cc.sim import (
     TRACE_OPPORTUNITY_BYTES,
     Link,
@@ -16,6 +15,7 @@ from pccstream.cc.sim import (
     percentile,
     scenario_cellular,
 )
+from pccstream.cc.vivace import Vivace
 
 
 def _steps(*phases: tuple[int, int]) -> TraceSchedule:
