@@ -17,6 +17,7 @@ from .bbr import Bbr, BbrParams
 from .delay_threshold import DelayThreshold, DelayThresholdParams
 from .ewma_bdp import EwmaBdp, EwmaBdpParams
 from .fixed_window import FixedWindow, FixedWindowParams
+from .remy import Remy, RemyParams
 from .rocinante import Rocinante, RocinanteParams
 
 
@@ -44,4 +45,6 @@ BASELINES: list[Baseline] = [
              RocinanteParams, lambda p, rng: Rocinante(p)),
     Baseline("ewma-bdp", "contest: window = 1.25 x EWMA receive rate x min RTT, bounded",
              EwmaBdpParams, lambda p, rng: EwmaBdp(p)),
+    Baseline("remy", "RemyCC rule table (Remy, SIGCOMM 2013), table=NAME",
+             RemyParams, lambda p, rng: Remy(p)),
 ]
