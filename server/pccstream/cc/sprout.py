@@ -199,12 +199,8 @@ class Sprout(TickWindowController):
     def __init__(self, params: SproutParams | None = None, *,
                  clock: DeliveryClock | None = None) -> None:
         self.params = params or SproutParams()
-        p = self.params
-        super().__init__(tick_s=p.tick_ms / 1000, ack_delay_bound_s=p.ack_delay_ms / 1000,
-                         initial_window_packets=p.initial_window,
-                         min_window_packets=p.min_window, clock=clock)
-        self.forecaster = SproutForecaster(p)
-        self.target_ticks = max(1, round(p.target_ms / p.tick_ms))
+        super().__init__(self.params, clock)
+        self.forecaster = SproutForecaster(self.params)
         self.last_forecast: list[int] = []
 
     def on_tick(self, now: float, tick: ClosedTick) -> float:

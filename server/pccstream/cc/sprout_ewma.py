@@ -32,11 +32,7 @@ class SproutEwma(TickWindowController):
     def __init__(self, params: SproutEwmaParams | None = None, *,
                  clock: DeliveryClock | None = None) -> None:
         self.params = params or SproutEwmaParams()
-        p = self.params
-        super().__init__(tick_s=p.tick_ms / 1000, ack_delay_bound_s=p.ack_delay_ms / 1000,
-                         initial_window_packets=p.initial_window,
-                         min_window_packets=p.min_window, clock=clock)
-        self.target_ticks = max(1, round(p.target_ms / p.tick_ms))
+        super().__init__(self.params, clock)
         self.rate_bytes_per_tick: float | None = None
 
     def on_tick(self, now: float, tick: ClosedTick) -> float:

@@ -30,6 +30,7 @@ import math
 from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from .base import Controller, SentPacket
 
@@ -122,6 +123,21 @@ def _covered(intervals: list[tuple[float, float]], start: float, end: float) -> 
     return total
 
 
+class TickWindowParams(Protocol):
+    """The parameters every tick-window controller declares (ms and packets)."""
+
+    @property
+    def tick_ms(self) -> float: ...
+    @property
+    def target_ms(self) -> float: ...
+    @property
+    def ack_delay_ms(self) -> float: ...
+    @property
+    def min_window(self) -> float: ...
+    @property
+    def initial_window(self) -> float: ...
+
+
 class TickWindowController(Controller):
     """A window-based controller that decides once per closed arrival tick (the Sprout
     family): subclasses implement `on_tick`, returning the window in bytes.
@@ -133,15 +149,15 @@ class TickWindowController(Controller):
 
     is_rate_based = False
 
-    def __init__(self, *, tick_s: float, ack_delay_bound_s: float, initial_window_packets: float,
-                 min_window_packets: float, clock: DeliveryClock | None = None) -> None:
+    def __init__(self, params: TickWindowParams, clock: DeliveryClock | None = None) -> None:
         super().__init__()
-        self.tick_s = tick_s
-        self.min_window_packets = min_window_packets
-        self.window_bytes = initial_window_packets * self.max_datagram_size
-        self._initial_window_packets = initial_window_packets
-        self._ticks = TickArrivals(tick_s, ack_delay_bound_s)
-        self._ack_delay_bound_s = ack_delay_bound_s
+        self.tick_s = params.tick_ms / 1000
+        self.target_ticks = max(1, round(params.target_ms / params.tick_ms))
+        self.min_window_packets = params.min_window
+        self.window_bytes = params.initial_window * self.max_datagram_size
+        self._initial_window_packets = params.initial_window
+        self._ack_delay_bound_s = params.ack_delay_ms / 1000
+        self._ticks = TickArrivals(self.tick_s, self._ack_delay_bound_s)
         self._clock = clock
         self._unacked: OrderedDict[int, float] = OrderedDict()  # packet number -> sent time
 
