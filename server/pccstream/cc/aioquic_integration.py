@@ -135,13 +135,19 @@ def _copy_rtt(recovery: QuicPacketRecovery, controller: Controller) -> None:
                                  minimum=minimum)
 
 
+# qlog event names (category "recovery") of the controllers' telemetry events, by type.
+QLOG_EVENT_NAMES = {"mi": "pcc_monitor_interval", "sprout": "sprout_forecast",
+                    "remy": "remy_rule"}
+
+
 def install_controller(connection: QuicConnection, controller: Controller, *,
                        on_event: Callable[[dict[str, Any]], None] | None = None,
                        t0: float | None = None) -> None:
     """Make `controller` drive `connection`'s congestion window and pacing.
 
-    `on_event` receives one dict per finished PCC monitor interval (type "mi"); the same
-    dict is logged to the connection's qlog as `recovery:pcc_monitor_interval`. `t_ms` in
+    `on_event` receives the controller's events: one dict per finished PCC monitor
+    interval (type "mi"), per Sprout tick ("sprout"), per Remy rule sample ("remy"); the
+    same dict is logged to the connection's qlog (`QLOG_EVENT_NAMES`). `t_ms` in
     events is relative to `t0` (a time on the connection's clock, i.e. the `now` passed to
     aioquic), or to the first packet this controller sends when `t0` is None.
     Calling it again replaces the previous controller (bytes in flight carry over).
@@ -154,7 +160,8 @@ def install_controller(connection: QuicConnection, controller: Controller, *,
     def sink(event: dict[str, Any]) -> None:
         quic_logger = internals.quic_logger(connection)
         if quic_logger is not None:
-            quic_logger.log_event(category="recovery", event="pcc_monitor_interval",
+            quic_logger.log_event(category="recovery",
+                                  event=QLOG_EVENT_NAMES.get(event["type"], str(event["type"])),
                                   data=event)
         if on_event is not None:
             on_event(event)

@@ -17,7 +17,10 @@ from .bbr import Bbr, BbrParams
 from .delay_threshold import DelayThreshold, DelayThresholdParams
 from .ewma_bdp import EwmaBdp, EwmaBdpParams
 from .fixed_window import FixedWindow, FixedWindowParams
+from .remy import Remy, RemyParams
 from .rocinante import Rocinante, RocinanteParams
+from .sprout import Sprout, SproutParams
+from .sprout_ewma import SproutEwma, SproutEwmaParams
 
 
 @dataclass(frozen=True)
@@ -44,4 +47,10 @@ BASELINES: list[Baseline] = [
              RocinanteParams, lambda p, rng: Rocinante(p)),
     Baseline("ewma-bdp", "contest: window = 1.25 x EWMA receive rate x min RTT, bounded",
              EwmaBdpParams, lambda p, rng: EwmaBdp(p)),
+    Baseline("sprout", "Sprout: Bayesian rate filter, window = 5th-percentile forecast of "
+             "deliveries within 100 ms (+ min RTT)", SproutParams, lambda p, rng: Sprout(p)),
+    Baseline("sprout-ewma", "Sprout-EWMA: window = EWMA delivery rate x (100 ms + min RTT)",
+             SproutEwmaParams, lambda p, rng: SproutEwma(p)),
+    Baseline("remy", "RemyCC rule table (Remy, SIGCOMM 2013), table=NAME",
+             RemyParams, lambda p, rng: Remy(p)),
 ]

@@ -44,7 +44,7 @@ def param_infos(cls: type, overrides: dict[str, Any] | None = None) -> list[Para
     infos = []
     for f in dataclasses.fields(cls):
         kind = f.type if isinstance(f.type, type) else {"float": float, "int": int,
-                                                         "bool": bool}[str(f.type)]
+                                                         "bool": bool, "str": str}[str(f.type)]
         infos.append(ParamInfo(
             name=f.name,
             kind=kind,
@@ -59,6 +59,8 @@ def param_infos(cls: type, overrides: dict[str, Any] | None = None) -> list[Para
 def parse_value(info: ParamInfo, text: str) -> Any:
     """Parse and bound-check one value; raises ValueError with a message for the user."""
     raw = text.strip()
+    if info.kind is str:
+        return raw  # names: the algorithm checks them against its own choices
     if info.kind is bool:
         try:
             return _BOOL_WORDS[raw.lower()]

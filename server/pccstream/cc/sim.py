@@ -45,6 +45,9 @@ class SimPacket:
     sent_time: float | None
     sent_bytes: int
     flow: int
+    # When it left the bottleneck (the receiver's view of the link, for measurements
+    # against what ACKs reveal); None until enqueued, and for packets the link dropped.
+    delivered_time: float | None = None
 
 
 @dataclass
@@ -307,6 +310,7 @@ class Simulator:
             flow.stats.queue_delays.append((now, max(0.0, self._link_free_at - now)))
             depart = max(now, self._link_free_at) + packet.sent_bytes / rate_bytes
         self._link_free_at = depart
+        packet.delivered_time = depart
         arrival = depart + (link.rtt_at(depart) if link.rtt_schedule else link.base_rtt)
         if link.rtt_schedule:
             arrival = max(arrival, flow.last_arrival)  # a shorter path never reorders
@@ -606,15 +610,17 @@ class CellularReport:
 
 def scenario_cellular(name: str, trace: TraceSchedule, *, seed: int = 1,
                       duration: float | None = None, one_way_s: float = 0.020,
-                      params: dict[str, str] | None = None) -> CellularReport:
+                      params: dict[str, str] | None = None,
+                      controller: Controller | None = None) -> CellularReport:
     """The contest's setup on the link model: one bulk flow through a cellular trace,
-    `one_way_s` each way, infinite queue; `duration` defaults to one pass of the trace."""
+    `one_way_s` each way, infinite queue; `duration` defaults to one pass of the trace.
+    `controller`, when given, runs instead of a fresh `name` from the registry."""
     from .registry import create_controller
 
     duration = duration if duration is not None else trace.period_s
     link = Link(0.0, 2 * one_way_s, 10**12, trace=trace)
     sim = Simulator(link, seed=seed, receiver=Receiver(ack_every=2))
-    flow = sim.add_flow(create_controller(name, params or {}, seed=seed))
+    flow = sim.add_flow(controller or create_controller(name, params or {}, seed=seed))
     sim.run(duration)
     throughput = flow.stats.delivered_bytes(0.0, duration) * 8 / duration / 1e6
     delays = [d for _, d in flow.stats.queue_delays]

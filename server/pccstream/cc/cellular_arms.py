@@ -1,0 +1,79 @@
+"""python -m pccstream.cc.cellular_arms: the link-model table of docs/baselines.md.
+
+Sprout, Sprout-EWMA and RemyCC (each shipped table) against Cubic and BBR on the shipped
+cellular traces, with `scenario_cellular` (the contest's setup: + 20 ms each way, one bulk
+flow, infinite queue, one pass of the trace). Sprout's two arms also run on the link's true
+delivery times instead of ACK-derived ones, which is what the ACK clock costs. Simulation
+figures, not measurements.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+
+from ..emulator.trace import load_trace
+from .base import Controller, SentPacket
+from .remy import TABLES
+from .sim import CellularReport, TraceSchedule, scenario_cellular
+from .sprout import Sprout
+from .sprout_ewma import SproutEwma
+from .tick_arrivals import DeliveryClock
+
+TRACES_DIR = Path(__file__).resolve().parents[3] / "infra" / "traces"
+TRACES = ("Verizon-LTE-short", "TMobile-LTE-short", "ATT-LTE-driving")
+
+
+def true_delivery_time(packet: SentPacket) -> float | None:
+    """The link model's bottleneck departure of `packet` (sim.SimPacket.delivered_time)."""
+    return getattr(packet, "delivered_time", None)
+
+
+# The link model's sender sits at the bottleneck's ingress: a packet queues from its send.
+TRUE_DELIVERY = DeliveryClock(true_delivery_time, entry_offset_s=0.0)
+
+
+Arm = tuple[str, str, dict[str, str], Callable[[], Controller] | None]
+
+ARMS: list[Arm] = [
+    ("cubic", "cubic", {}, None),
+    ("bbr", "bbr", {}, None),
+    ("sprout", "sprout", {}, None),
+    ("sprout, true delivery times", "sprout", {},
+     lambda: Sprout(clock=TRUE_DELIVERY)),
+    ("sprout-ewma", "sprout-ewma", {}, None),
+    ("sprout-ewma, true delivery times", "sprout-ewma", {},
+     lambda: SproutEwma(clock=TRUE_DELIVERY)),
+    *[(f"remy table={table}", "remy", {"table": table}, None) for table in TABLES],
+]
+
+
+def run_arm(arm: Arm, trace: TraceSchedule, *, duration: float | None = None,
+            seed: int = 1) -> CellularReport:
+    _, name, params, build = arm
+    return scenario_cellular(name, trace, params=params, duration=duration, seed=seed,
+                             controller=build() if build is not None else None)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="link-model table of the seed arms")
+    parser.add_argument("--traces", nargs="*", default=list(TRACES))
+    parser.add_argument("--duration", type=float, default=None,
+                        help="seconds (default: one pass of each trace)")
+    args = parser.parse_args()
+    for trace_name in args.traces:
+        raw = load_trace(TRACES_DIR / f"{trace_name}.down")
+        trace = TraceSchedule(raw.times, raw.counts)
+        print(f"\n{trace_name} ({trace.average_mbps():.2f} Mbit/s average, "
+              f"{trace.period_s:.0f} s), link model\n")
+        print("| arm | Mbit/s | p95 signal delay ms | power |")
+        print("| --- | ---: | ---: | ---: |")
+        for arm in ARMS:
+            r = run_arm(arm, trace, duration=args.duration)
+            print(f"| {arm[0]} | {r.throughput_mbps:.2f} | {r.p95_signal_delay_ms:.0f} | "
+                  f"{r.power:.1f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
