@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from pccstream.cc.cellular_arms import TRACES_DIR
+from pccstream.bench.cellular_arms import TRACES_DIR
 from pccstream.cc.registry import create_controller
 from pccstream.cc.sim import Link, Receiver, Simulator, TraceSchedule, scenario_cellular
 from pccstream.cc.sprout import (

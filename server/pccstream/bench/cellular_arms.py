@@ -1,4 +1,4 @@
-"""python -m pccstream.cc.cellular_arms: the link-model table of docs/baselines.md.
+"""python -m pccstream.bench.cellular_arms: the link-model table of docs/baselines.md.
 
 Sprout, Sprout-EWMA and RemyCC (each shipped table) against Cubic and BBR on the shipped
 cellular traces, with `scenario_cellular` (the contest's setup: + 20 ms each way, one bulk
@@ -11,17 +11,17 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from pathlib import Path
 
+from ..cc.base import Controller, SentPacket
+from ..cc.remy import TABLES
+from ..cc.sim import CellularReport, TraceSchedule, scenario_cellular
+from ..cc.sprout import Sprout
+from ..cc.sprout_ewma import SproutEwma
+from ..cc.tick_arrivals import DeliveryClock
 from ..emulator.trace import load_trace
-from .base import Controller, SentPacket
-from .remy import TABLES
-from .sim import CellularReport, TraceSchedule, scenario_cellular
-from .sprout import Sprout
-from .sprout_ewma import SproutEwma
-from .tick_arrivals import DeliveryClock
+from ..paths import INFRA_DIR
 
-TRACES_DIR = Path(__file__).resolve().parents[3] / "infra" / "traces"
+TRACES_DIR = INFRA_DIR / "traces"
 TRACES = ("Verizon-LTE-short", "TMobile-LTE-short", "ATT-LTE-driving")
 
 
