@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import socket
 import urllib.error
 import urllib.request
@@ -19,7 +20,7 @@ from pccstream.emulator.link import LinkStatus
 from pccstream.emulator.status import StatusPublisher, status_datagram
 from pccstream.errors import UserError
 from pccstream.protocol import Kind, Request
-from pccstream.server.link_status import link_record, route
+from pccstream.server.link_status import LinkStatusProtocol, link_record, route
 from pccstream.server.telemetry_publisher import compact_number, compact_record
 from pccstream.wt_client import SessionRefused, WebTransportClient
 
@@ -343,3 +344,16 @@ def test_every_controller_has_a_state_for_the_timeline(name: str) -> None:
         # Window-based controllers start below any ssthresh.
         assert state == "slow_start"
     assert state == STARTING_STATES.get(name, state)
+
+
+def test_hostile_link_status_datagrams_are_dropped_quietly(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    receiver = LinkStatusProtocol(lambda: [])
+    hostile = [b"[" * 8000, b'{"a":' * 1600, b"\xff\xfe", b"[1, 2]", b'{"upstream": 5}']
+    with caplog.at_level(logging.DEBUG, logger="pccstream.link_status"):
+        for index in range(1000):
+            receiver.datagram_received(hostile[index % len(hostile)], ("127.0.0.1", 9))
+    assert receiver.received == 1000
+    assert receiver.bad == 800  # all but the well-formed object that matches no session
+    assert len(caplog.records) <= 1
