@@ -52,11 +52,11 @@ def link_record(status: dict[str, Any], t_ms: float) -> dict[str, Any]:
 def route(
     status: dict[str, Any],
     sessions: Iterable[ViewerSession],
-    last: dict[int, tuple[float, tuple[Any, ...]]] | None = None,
+    last: dict[str, tuple[float, tuple[Any, ...]]] | None = None,
 ) -> int:
     """Publish `status` to the sessions behind its emulator; returns how many got it.
 
-    With `last` (session id -> (t_ms, values) of the last record sent), a record equal to
+    With `last` (session unique id -> (t_ms, values) of the last record sent), a record equal to
     the previous one is skipped unless REPEAT_INTERVAL_MS have passed."""
     upstream = status.get("upstream")
     if not isinstance(upstream, list):
@@ -76,14 +76,14 @@ def route(
         record = link_record(status, session.elapsed_ms())
         if last is not None:
             values = tuple(record.get(name) for name in _LINK_FIELDS)
-            previous = last.get(session.session_id)
+            previous = last.get(session.unique_id)
             if (
                 previous is not None
                 and previous[1] == values
                 and record["t_ms"] - previous[0] < REPEAT_INTERVAL_MS
             ):
                 continue
-            last[session.session_id] = (record["t_ms"], values)
+            last[session.unique_id] = (record["t_ms"], values)
         session.publish(record)
         count += 1
     return count
@@ -96,7 +96,7 @@ class LinkStatusProtocol(asyncio.DatagramProtocol):
         self.sessions = sessions
         self.received = 0
         self.bad = 0
-        self.last: dict[int, tuple[float, tuple[Any, ...]]] = {}
+        self.last: dict[str, tuple[float, tuple[Any, ...]]] = {}
         self._drop_logged_at = -math.inf
 
     def datagram_received(self, data: bytes, addr: tuple[Any, ...]) -> None:
