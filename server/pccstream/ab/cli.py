@@ -340,9 +340,14 @@ def _ab(args: argparse.Namespace) -> int:
                 if overheads
                 else ""
             )
+            elsewhere = (
+                f", {outcome.claimed_elsewhere} left to another process"
+                if outcome.claimed_elsewhere
+                else ""
+            )
             print(
                 f"experiment {outcome.experiment_id}: {outcome.ran} runs in "
-                f"{outcome.wall_s:.0f} s ({outcome.skipped} already stored){overhead}; "
+                f"{outcome.wall_s:.0f} s ({outcome.skipped} already stored{elsewhere}){overhead}; "
                 f"results in {args.db}"
             )
 

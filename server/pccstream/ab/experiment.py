@@ -3,6 +3,8 @@
 The runner is injected (`Runner` protocol), so tests drive the loop with a fake. A run is
 stored only when complete, in one transaction: a crash or kill loses at most the run in
 progress, and `resume` recomputes the same schedule and skips the stored (block, arm) pairs.
+Each slot is claimed in the database before it runs, so a second `--resume` on the same
+database skips the slots another live process is running, and says which process.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pccstream.ab.design import Design, schedule
+from pccstream.ab.design import Design, Slot, schedule
 from pccstream.ab.progress import Progress
 from pccstream.ab.runner import RunFailed, Runner
 from pccstream.ab.starvation import starvation
@@ -33,6 +35,8 @@ class Outcome:
     ran: int
     wall_s: float
     overheads_s: list[float]
+    # Slots skipped because another live process had claimed them.
+    claimed_elsewhere: int = 0
 
 
 def prepare(store: Store, design: Design, *, resume: bool, command: str | None = None) -> int:
@@ -116,48 +120,24 @@ async def run_experiment(
             len(slots), len(slots) - len(todo), design.duration_s + expected_overhead_s
         )
     overheads: list[float] = []
+    claimed_elsewhere = 0
     ticker = asyncio.ensure_future(_tick(progress))
     try:
         for slot in todo:
-            progress.start_run(f"block {slot.block + 1}/{design.runs} {slot.arm}")
-            load_wait_s = 0.0
-            if max_load is not None:
-                load_wait_s = await wait_for_load(
-                    max_load, max_load_wait_s, loadavg=loadavg, sleep=sleep
+            label = f"block {slot.block + 1}/{design.runs} {slot.arm}"
+            refusal = store.claim(design.experiment_id, slot.block, slot.arm)
+            if refusal is not None:
+                progress.skip_run(label, refusal)
+                claimed_elsewhere += 1
+                continue
+            progress.start_run(label)
+            try:
+                record = await _run_slot(
+                    store, design, slot, runner, max_load, max_load_wait_s, loadavg, sleep
                 )
-            record: dict[str, Any] | None = None
-            started_at = time.time()
-            for attempt in range(RETRIES + 1):
-                started_at = time.time()
-                try:
-                    record = await runner.run(design, slot)
-                    break
-                except RunFailed as exc:
-                    if attempt == RETRIES:
-                        raise UserError(
-                            f"run block {slot.block} arm {slot.arm} failed twice: {exc}; "
-                            "completed runs are stored, fix the cause and pass --resume"
-                        ) from None
-            assert record is not None
-            finished_at = time.time()
-            record.update(
-                slot=slot.index,
-                block=slot.block,
-                position=slot.position,
-                arm=slot.arm,
-                network_seed=slot.network_seed,
-                started_at=started_at,
-                finished_at=finished_at,
-                wall_s=round(finished_at - started_at, 3),
-            )
-            config = record.setdefault("config", {})
-            config["load_wait_s"] = round(load_wait_s, 1)
-            config["max_load"] = max_load
-            record.update(starvation(record).columns())
-            if record.get("overhead_s") is None:
-                record["overhead_s"] = round(record["wall_s"] - design.duration_s, 3)
+            finally:
+                store.release(design.experiment_id, slot.block, slot.arm)  # no-op once stored
             overheads.append(record["overhead_s"])
-            store.commit_run(design.experiment_id, record)
             progress.finish_run(_summary(record))
     finally:
         ticker.cancel()
@@ -168,10 +148,60 @@ async def run_experiment(
         design.experiment_id,
         len(slots),
         len(slots) - len(todo),
-        len(todo),
+        len(todo) - claimed_elsewhere,
         time.monotonic() - started,
         overheads,
+        claimed_elsewhere,
     )
+
+
+async def _run_slot(
+    store: Store,
+    design: Design,
+    slot: Slot,
+    runner: Runner,
+    max_load: float | None,
+    max_load_wait_s: float,
+    loadavg: Callable[[], tuple[float, float, float]],
+    sleep: Callable[[float], Awaitable[None]],
+) -> dict[str, Any]:
+    """Run one claimed slot (a failed run is retried once) and commit its record."""
+    load_wait_s = 0.0
+    if max_load is not None:
+        load_wait_s = await wait_for_load(max_load, max_load_wait_s, loadavg=loadavg, sleep=sleep)
+    record: dict[str, Any] | None = None
+    started_at = time.time()
+    for attempt in range(RETRIES + 1):
+        started_at = time.time()
+        try:
+            record = await runner.run(design, slot)
+            break
+        except RunFailed as exc:
+            if attempt == RETRIES:
+                raise UserError(
+                    f"run block {slot.block} arm {slot.arm} failed twice: {exc}; "
+                    "completed runs are stored, fix the cause and pass --resume"
+                ) from None
+    assert record is not None
+    finished_at = time.time()
+    record.update(
+        slot=slot.index,
+        block=slot.block,
+        position=slot.position,
+        arm=slot.arm,
+        network_seed=slot.network_seed,
+        started_at=started_at,
+        finished_at=finished_at,
+        wall_s=round(finished_at - started_at, 3),
+    )
+    config = record.setdefault("config", {})
+    config["load_wait_s"] = round(load_wait_s, 1)
+    config["max_load"] = max_load
+    record.update(starvation(record).columns())
+    if record.get("overhead_s") is None:
+        record["overhead_s"] = round(record["wall_s"] - design.duration_s, 3)
+    store.commit_run(design.experiment_id, record)
+    return record
 
 
 async def _tick(progress: Progress) -> None:

@@ -72,6 +72,13 @@ class Progress:
         if self.tty and self.done < self.total:
             self._emit(self._line(now))
 
+    def skip_run(self, label: str, reason: str) -> None:
+        """A slot this process leaves alone (`reason`: e.g. which process runs it)."""
+        if self.tty:
+            self.stream.write("\r\x1b[K")
+        self.stream.write(f"  {label}: skipped, {reason}\n")
+        self.stream.flush()
+
     def _emit(self, line: str) -> None:
         if self.tty:
             self.stream.write("\r\x1b[K" + line)

@@ -7,14 +7,20 @@ Tables:
   impossible. Scalar metrics are columns (for SQL and export); everything else — the player's
   full `metrics()` per viewer, the emulator's analysis, the controller telemetry, versions and
   the configuration — is JSON (telemetry zlib-compressed).
+- `claims`: the slots being run right now, and by which process. A slot is claimed in one
+  transaction before it is run, so two `--resume` processes on one database never run the
+  same slot; a claim whose process is gone (killed) is taken over.
 """
 
 from __future__ import annotations
 
 import csv
 import json
+import os
+import socket
 import sqlite3
 import time
+import uuid
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -95,6 +101,16 @@ CREATE TABLE IF NOT EXISTS runs (
     versions_json TEXT NOT NULL,
     UNIQUE (experiment_id, block, arm)
 );
+CREATE TABLE IF NOT EXISTS claims (
+    experiment_id TEXT NOT NULL,
+    block INTEGER NOT NULL,
+    arm TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    host TEXT NOT NULL,
+    claimed_at REAL NOT NULL,
+    PRIMARY KEY (experiment_id, block, arm)
+);
 """
 
 
@@ -120,6 +136,8 @@ class Store:
         except sqlite3.Error as exc:
             raise UserError(f"{self.path}: cannot open the database: {exc}") from None
         self.conn.row_factory = sqlite3.Row
+        # Who claims slots through this store: unique even for two stores in one process.
+        self.owner = uuid.uuid4().hex
         try:
             self.conn.execute("PRAGMA journal_mode=WAL")
             with self.conn:
@@ -186,6 +204,43 @@ class Store:
         )
         return {(row["block"], row["arm"]) for row in rows}
 
+    def claim(self, experiment_id: str, block: int, arm: str) -> str | None:
+        """Claim a slot for this store before running it, atomically: None when it is ours
+        now, else why not ("already stored", or which live process holds it)."""
+        key = (experiment_id, block, arm)
+        self.conn.execute("BEGIN IMMEDIATE")  # no other writer between the check and the claim
+        with self.conn:
+            stored = self.conn.execute(
+                "SELECT 1 FROM runs WHERE experiment_id = ? AND block = ? AND arm = ?", key
+            ).fetchone()
+            if stored is not None:
+                return "already stored"
+            holder = self.conn.execute(
+                "SELECT owner, pid, host FROM claims"
+                " WHERE experiment_id = ? AND block = ? AND arm = ?",
+                key,
+            ).fetchone()
+            if (
+                holder is not None
+                and holder["owner"] != self.owner
+                and _process_alive(holder["pid"], holder["host"])
+            ):
+                return f"claimed by process {holder['pid']} on {holder['host']}"
+            self.conn.execute(
+                "INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (*key, self.owner, os.getpid(), socket.gethostname(), time.time()),
+            )
+        return None
+
+    def release(self, experiment_id: str, block: int, arm: str) -> None:
+        """Give up this store's claim on a slot (its run failed or was interrupted)."""
+        with self.conn:
+            self.conn.execute(
+                "DELETE FROM claims WHERE experiment_id = ? AND block = ? AND arm = ?"
+                " AND owner = ?",
+                (experiment_id, block, arm, self.owner),
+            )
+
     def commit_run(self, experiment_id: str, record: dict[str, Any]) -> int:
         """Store one finished run in a single transaction; returns its row id."""
         columns = [
@@ -215,6 +270,10 @@ class Store:
             with self.conn:
                 cursor = self.conn.execute(
                     f"INSERT INTO runs ({', '.join(columns)}) VALUES ({placeholders})", values
+                )
+                self.conn.execute(
+                    "DELETE FROM claims WHERE experiment_id = ? AND block = ? AND arm = ?",
+                    (experiment_id, record.get("block"), record.get("arm")),
                 )
         except sqlite3.IntegrityError as exc:
             raise UserError(
@@ -294,3 +353,16 @@ def export(store: Store, fmt: str, out: Path) -> int:
     else:
         raise UserError(f"--export {fmt!r}: expected one of {', '.join(EXPORT_FORMATS)}")
     return len(rows)
+
+
+def _process_alive(pid: int, host: str) -> bool:
+    """Whether a claim's process still runs (a claim from another host is assumed live)."""
+    if host != socket.gethostname():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -24,6 +24,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from pccstream.child_process import die_with_parent
 from pccstream.emulator.analyze import analyze_file
 from pccstream.emulator.scenario import load_scenario
 from pccstream.emulator.trace import parse_rate
@@ -165,7 +166,8 @@ def run_path(relay_args: list[str], rate_bps: float | None, duration_s: float,
     try:
         port = sq.get(timeout=30)
         relay = subprocess.Popen(_relay_argv(relay_args, port), stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, env=child_process_env(), text=True)
+                                 stderr=subprocess.PIPE, env=child_process_env(), text=True,
+                                 preexec_fn=die_with_parent)
         try:
             assert relay.stdout is not None
             line = relay.stdout.readline()

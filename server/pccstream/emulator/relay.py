@@ -26,6 +26,7 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
+from pccstream.child_process import die_with_parent
 from pccstream.emulator.link import Link, LinkStatus
 from pccstream.emulator.log import EventLog
 from pccstream.emulator.loss import parse_loss
@@ -456,7 +457,8 @@ class EmulatorProcess:
         # stderr goes to a file, not a pipe nobody drains (a full pipe would stall the relay).
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (lives until close())
         self.proc = await asyncio.create_subprocess_exec(
-            *self.argv, stdout=asyncio.subprocess.PIPE, stderr=self._stderr, env=env
+            *self.argv, stdout=asyncio.subprocess.PIPE, stderr=self._stderr, env=env,
+            preexec_fn=die_with_parent,
         )
         assert self.proc.stdout is not None
         line = await self.proc.stdout.readline()

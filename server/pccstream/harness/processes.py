@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from pccstream.child_process import die_with_parent
 from pccstream.emulator.relay import request_realtime
 from pccstream.errors import UserError
 
@@ -94,6 +95,7 @@ class ServerProcess:
             *self.extra_args,
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.PIPE,
+            preexec_fn=die_with_parent,
         )
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout

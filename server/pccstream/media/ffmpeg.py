@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
+from pccstream.child_process import die_with_parent
 from pccstream.errors import ToolMissingError, UserError
 
 
@@ -99,7 +100,9 @@ def run_ffmpeg(
     started = time.monotonic()
     last_report = started
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as err:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True)
+        proc = subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=err, text=True, preexec_fn=die_with_parent
+        )
         assert proc.stdout is not None
         try:
             for line in proc.stdout:

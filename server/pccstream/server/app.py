@@ -121,7 +121,7 @@ class StreamingServer:
             c = session.counters
             out.append(
                 {
-                    "session_id": str(session.session_id),
+                    "session_id": session.unique_id,
                     "cc": session.cc_name,
                     "peer": list(session.peer) if session.peer else None,
                     "opened_at": session.opened_at,

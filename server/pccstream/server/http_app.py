@@ -8,6 +8,7 @@ certificate hash from `/api/config`. Runs in threads: it must never stall the QU
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import mimetypes
 import socket
@@ -25,6 +26,17 @@ SessionsProvider = Callable[[], list[dict[str, Any]]]
 
 # Request bodies (POST) larger than this are refused with 413 before they are read.
 MAX_BODY_BYTES = 65536
+# A connection that sends nothing for this long is closed (slowloris). Long polls wait on the
+# server side, not on the socket, so they are not cut short by it.
+READ_TIMEOUT_S = 10.0
+# Connections served at once (one thread each); more get 503 and are closed at once. Long polls
+# hold a thread for up to 25 s: a WebRTC call holds two.
+MAX_CONNECTIONS = 64
+_BUSY_BODY = json.dumps({"error": "too many connections: try again shortly"}).encode()
+_BUSY_REPLY = (
+    b"HTTP/1.0 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+    b"Connection: close\r\nContent-Length: %d\r\n\r\n%s" % (len(_BUSY_BODY), _BUSY_BODY)
+)
 
 
 @dataclass(frozen=True)
@@ -54,6 +66,8 @@ class _Server(ThreadingHTTPServer):
         sessions: SessionsProvider | None = None,
         directories: dict[str, Path] | None = None,
         routes: dict[str, Route] | None = None,
+        read_timeout_s: float = READ_TIMEOUT_S,
+        max_connections: int = MAX_CONNECTIONS,
     ) -> None:
         self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
         self.web_root = web_root.resolve()
@@ -62,11 +76,37 @@ class _Server(ThreadingHTTPServer):
         # URL prefix ("/qlog/") -> directory served read-only, flat (no sub-directories).
         self.directories = {prefix: d.resolve() for prefix, d in (directories or {}).items()}
         self.routes = dict(routes or {})
+        self.read_timeout_s = read_timeout_s
+        self._connection_slots = threading.BoundedSemaphore(max_connections)
         super().__init__(address, _Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """A thread per connection, at most `max_connections` at once."""
+        if not self._connection_slots.acquire(blocking=False):
+            with contextlib.suppress(OSError):
+                request.settimeout(1.0)
+                request.sendall(_BUSY_REPLY)
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._connection_slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._connection_slots.release()
 
 
 class _Handler(BaseHTTPRequestHandler):
     server_version = "pccstream"
+
+    def setup(self) -> None:
+        self.request.settimeout(self._app.read_timeout_s)  # a stalled read ends the connection
+        super().setup()
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         pass  # the QUIC side logs what matters; static file hits are noise
@@ -90,32 +130,40 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if self._dispatch(path, None):
             return
-        for prefix, directory in self._app.directories.items():
-            if path.startswith(prefix):
-                self._send_from(directory, path[len(prefix) :], path)
-                return
-        self._send_static(path)
+        try:
+            for prefix, directory in self._app.directories.items():
+                if path.startswith(prefix):
+                    self._send_from(directory, path[len(prefix) :], path)
+                    return
+            self._send_static(path)
+        except ValueError:  # "embedded null byte" (GET /%00)
+            self._send_error(HTTPStatus.BAD_REQUEST, "the path contains a NUL byte")
+        except OSError as exc:
+            if exc.errno == errno.ENAMETOOLONG:
+                self._send_error(HTTPStatus.REQUEST_URI_TOO_LONG, "a path component is too long")
+            else:
+                self._send_error(HTTPStatus.NOT_FOUND, f"cannot read {path[:200]}: {exc.strerror}")
 
     def do_POST(self) -> None:  # noqa: N802 - stdlib naming
         path = unquote(urlsplit(self.path).path)
         if not any(path.startswith(prefix) for prefix in self._app.routes):
-            self._send(HTTPStatus.METHOD_NOT_ALLOWED, "text/plain", b"POST not allowed here\n")
+            self._send_error(HTTPStatus.METHOD_NOT_ALLOWED, "POST not allowed here")
             return
         length = self.headers.get("Content-Length")
         if length is None or not length.isdigit():
-            self._send(HTTPStatus.LENGTH_REQUIRED, "text/plain", b"Content-Length required\n")
+            self._send_error(HTTPStatus.LENGTH_REQUIRED, "Content-Length required")
             return
         if int(length) > MAX_BODY_BYTES:
             self.close_connection = True  # the unread body must not be parsed as a request
-            message = f"request body of {length} bytes exceeds {MAX_BODY_BYTES}\n"
-            self._send(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "text/plain", message.encode())
+            message = f"request body of {length} bytes exceeds {MAX_BODY_BYTES}"
+            self._send_error(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, message)
             return
         self._dispatch(path, self.rfile.read(int(length)))
 
     def do_DELETE(self) -> None:  # noqa: N802 - stdlib naming
         path = unquote(urlsplit(self.path).path)
         if not self._dispatch(path, b""):
-            self._send(HTTPStatus.METHOD_NOT_ALLOWED, "text/plain", b"DELETE not allowed here\n")
+            self._send_error(HTTPStatus.METHOD_NOT_ALLOWED, "DELETE not allowed here")
 
     def _dispatch(self, path: str, body: bytes | None) -> bool:
         """Answer from the route whose prefix `path` starts with; False if none matches."""
@@ -133,11 +181,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(HTTPStatus.OK, "application/json", json.dumps(names).encode())
             return
         if "/" in name or name.startswith("."):
-            self._send(HTTPStatus.FORBIDDEN, "text/plain", b"flat file names only\n")
+            self._send_error(HTTPStatus.FORBIDDEN, "flat file names only")
             return
         target = directory / name
         if not target.is_file():
-            self._send(HTTPStatus.NOT_FOUND, "text/plain", f"not found: {path}\n".encode())
+            self._send_error(HTTPStatus.NOT_FOUND, f"not found: {path}")
             return
         content_type = "application/json" if name.endswith(".qlog") else "application/x-ndjson"
         self._send(HTTPStatus.OK, content_type, target.read_bytes(), attachment=name)
@@ -149,15 +197,19 @@ class _Handler(BaseHTTPRequestHandler):
         relative = path.lstrip("/") or "index.html"
         target = (self._app.web_root / relative).resolve()
         if not target.is_relative_to(self._app.web_root):
-            self._send(HTTPStatus.FORBIDDEN, "text/plain", b"path outside the web app\n")
+            self._send_error(HTTPStatus.FORBIDDEN, "path outside the web app")
             return
         if target.is_dir():
             target = target / "index.html"
         if not target.is_file():
-            self._send(HTTPStatus.NOT_FOUND, "text/plain", f"not found: {path}\n".encode())
+            self._send_error(HTTPStatus.NOT_FOUND, f"not found: {path}")
             return
         content_type = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
         self._send(HTTPStatus.OK, content_type, target.read_bytes())
+
+    def _send_error(self, status: HTTPStatus, message: str) -> None:
+        """Every error answer: a one-line JSON `{"error": ...}` (shared/PROTOCOL.md)."""
+        self._send(status, "application/json", json.dumps({"error": message}).encode())
 
     def _send(
         self, status: HTTPStatus, content_type: str, body: bytes, attachment: str | None = None
@@ -187,16 +239,18 @@ class WebAppServer:
         sessions: SessionsProvider | None = None,
         directories: dict[str, Path] | None = None,
         routes: dict[str, Route] | None = None,
+        read_timeout_s: float = READ_TIMEOUT_S,
+        max_connections: int = MAX_CONNECTIONS,
     ) -> None:
-        self._servers = [
-            _Server(("127.0.0.1", port), web_root, config, sessions, directories, routes)
-        ]
+        def bind(host: str, port: int) -> _Server:
+            return _Server((host, port), web_root, config, sessions, directories, routes,
+                           read_timeout_s, max_connections)
+
+        self._servers = [bind("127.0.0.1", port)]
         self.port = self._servers[0].server_address[1]
         # No IPv6 loopback here is fine: 127.0.0.1 is the address the server prints.
         with contextlib.suppress(OSError):
-            self._servers.append(
-                _Server(("::1", self.port), web_root, config, sessions, directories, routes)
-            )
+            self._servers.append(bind("::1", self.port))
         self._threads: list[threading.Thread] = []
 
     def start(self) -> None:

@@ -13,6 +13,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -24,6 +26,9 @@ MAX_DATAGRAM = 8192
 # A link record repeating the previous one is sent at most this often (saves telemetry bytes;
 # the dashboard draws link series as steps, so nothing is lost).
 REPEAT_INTERVAL_MS = 1000.0
+# Any local process can send to the port: bad datagrams are counted, and logged in one line at
+# most this often, so a flood cannot flood the log.
+DROP_LOG_INTERVAL_S = 60.0
 _LINK_FIELDS = ("capacity_bps", "queue_bytes", "queue_packets", "base_rtt_ms", "loss")
 
 
@@ -47,11 +52,11 @@ def link_record(status: dict[str, Any], t_ms: float) -> dict[str, Any]:
 def route(
     status: dict[str, Any],
     sessions: Iterable[ViewerSession],
-    last: dict[int, tuple[float, tuple[Any, ...]]] | None = None,
+    last: dict[str, tuple[float, tuple[Any, ...]]] | None = None,
 ) -> int:
     """Publish `status` to the sessions behind its emulator; returns how many got it.
 
-    With `last` (session id -> (t_ms, values) of the last record sent), a record equal to
+    With `last` (session unique id -> (t_ms, values) of the last record sent), a record equal to
     the previous one is skipped unless REPEAT_INTERVAL_MS have passed."""
     upstream = status.get("upstream")
     if not isinstance(upstream, list):
@@ -71,42 +76,53 @@ def route(
         record = link_record(status, session.elapsed_ms())
         if last is not None:
             values = tuple(record.get(name) for name in _LINK_FIELDS)
-            previous = last.get(session.session_id)
+            previous = last.get(session.unique_id)
             if (
                 previous is not None
                 and previous[1] == values
                 and record["t_ms"] - previous[0] < REPEAT_INTERVAL_MS
             ):
                 continue
-            last[session.session_id] = (record["t_ms"], values)
+            last[session.unique_id] = (record["t_ms"], values)
         session.publish(record)
         count += 1
     return count
 
 
-class _Protocol(asyncio.DatagramProtocol):
+class LinkStatusProtocol(asyncio.DatagramProtocol):
+    """Routes each status datagram to its sessions; bad ones are dropped and counted."""
+
     def __init__(self, sessions: Callable[[], Iterable[ViewerSession]]) -> None:
         self.sessions = sessions
         self.received = 0
         self.bad = 0
-        self.last: dict[int, tuple[float, tuple[Any, ...]]] = {}
+        self.last: dict[str, tuple[float, tuple[Any, ...]]] = {}
+        self._drop_logged_at = -math.inf
 
     def datagram_received(self, data: bytes, addr: tuple[Any, ...]) -> None:
         self.received += 1
         try:
             status = json.loads(data[:MAX_DATAGRAM])
-        except ValueError:
-            self.bad += 1
+        except (ValueError, RecursionError):  # RecursionError: nested deeper than json's stack
+            self._drop(addr, "not JSON")
             return
         if not isinstance(status, dict):
-            self.bad += 1
+            self._drop(addr, "not a JSON object")
             return
         if len(self.last) > 1024:  # sessions come and go: forget old ones now and then
             self.last.clear()
         try:
             route(status, self.sessions(), self.last)
         except Exception:  # a bad datagram must never reach the server loop
-            log.exception("link status datagram from %s", addr)
+            self._drop(addr, "could not be routed", traceback=True)
+
+    def _drop(self, addr: tuple[Any, ...], reason: str, *, traceback: bool = False) -> None:
+        self.bad += 1
+        now = time.monotonic()
+        if now - self._drop_logged_at >= DROP_LOG_INTERVAL_S:
+            self._drop_logged_at = now
+            log.warning("link status: %d bad datagram(s) dropped so far; the latest, from %s, %s",
+                        self.bad, addr, reason, exc_info=traceback)
 
 
 class LinkStatusReceiver:
@@ -115,13 +131,13 @@ class LinkStatusReceiver:
     def __init__(self, sessions: Callable[[], Iterable[ViewerSession]]) -> None:
         self._sessions = sessions
         self._transport: asyncio.DatagramTransport | None = None
-        self._protocol: _Protocol | None = None
+        self._protocol: LinkStatusProtocol | None = None
         self.port = 0
 
     async def start(self, port: int, host: str = "127.0.0.1") -> int:
         loop = asyncio.get_running_loop()
         transport, protocol = await loop.create_datagram_endpoint(
-            lambda: _Protocol(self._sessions), local_addr=(host, port)
+            lambda: LinkStatusProtocol(self._sessions), local_addr=(host, port)
         )
         self._transport = transport
         self._protocol = protocol

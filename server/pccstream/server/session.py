@@ -10,6 +10,7 @@ sessions carry on.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import time
 from collections.abc import Callable
@@ -31,6 +32,15 @@ from pccstream.server.vod import (
 )
 
 log = logging.getLogger("pccstream.session")
+
+# Every session's CONNECT is stream 0 of its own QUIC connection, so `session_id` (the
+# WebTransport session id, which streams are opened on) repeats across viewers; this counter
+# names each session of the server process uniquely.
+_unique_ids = itertools.count(1)
+
+
+def _next_unique_id() -> str:
+    return str(next(_unique_ids))
 
 
 class StreamWriter(GroupWriter, Protocol):
@@ -56,6 +66,7 @@ class SessionCounters:
 
 @dataclass
 class ViewerSession:
+    # The WebTransport session id: the CONNECT stream's id, 0 on every connection.
     session_id: int
     media: MediaLookup
     writer: StreamWriter
@@ -73,6 +84,8 @@ class ViewerSession:
     telemetry_encoding: str = "json"
     live: LiveChannel | None = None
     live_keep_s: float | None = None
+    # What `hello` and /api/sessions call `session_id`, and what link records are keyed by.
+    unique_id: str = field(default_factory=_next_unique_id)
 
     def __post_init__(self) -> None:
         self._loop = asyncio.get_running_loop()
@@ -112,7 +125,7 @@ class ViewerSession:
     def start(self) -> None:
         self.telemetry.start({
             "type": "hello",
-            "session_id": str(self.session_id),
+            "session_id": self.unique_id,
             "cc": self.cc_name,
             "cc_params": self.cc_params,
             "server_version": __version__,
@@ -208,7 +221,7 @@ class ViewerSession:
             self._answer_error(stream_id, request, exc)
             return
         # e.g. a file vanished: tell this viewer, keep serving
-        log.error("session %d: failed to serve %r", self.session_id, request, exc_info=exc)
+        log.error("session %s: failed to serve %r", self.unique_id, request, exc_info=exc)
         self._answer_error(
             stream_id, request, ProtocolError(Status.INTERNAL_ERROR, f"server error: {exc}")
         )
@@ -219,7 +232,7 @@ class ViewerSession:
     def _answer_error(self, stream_id: int, request: Request | None, error: ProtocolError) -> None:
         self.counters.errors += 1
         log.info(
-            "session %d stream %d: %s: %s", self.session_id, stream_id, error.status.name, error
+            "session %s stream %d: %s: %s", self.unique_id, stream_id, error.status.name, error
         )
         body = str(error).encode()
         self.writer.send(

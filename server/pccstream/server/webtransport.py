@@ -209,7 +209,9 @@ class StreamingProtocol(QuicConnectionProtocol):
         session.start()
         if self.settings.on_session is not None:
             self.settings.on_session(session)
-        log.info("session %d opened: cc=%s params=%s", event.stream_id, wanted.cc, wanted.cc_params)
+        log.info(
+            "session %s opened: cc=%s params=%s", session.unique_id, wanted.cc, wanted.cc_params
+        )
 
     def peer_address(self) -> tuple[str, int] | None:
         """The peer's current (host, port)."""

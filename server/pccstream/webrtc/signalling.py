@@ -225,6 +225,8 @@ def _parse_body(body: bytes | None) -> dict[str, Any]:
         document = json.loads(body)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise SignallingError(HTTPStatus.BAD_REQUEST, f"body is not JSON: {exc}") from None
+    except RecursionError:
+        raise SignallingError(HTTPStatus.BAD_REQUEST, "body is nested too deeply") from None
     if not isinstance(document, dict):
         raise SignallingError(HTTPStatus.BAD_REQUEST, "body must be a JSON object")
     return document

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import errno
 import os
 import random
@@ -22,6 +21,7 @@ import struct
 import tempfile
 from pathlib import Path
 
+from pccstream.child_process import die_with_parent
 from pccstream.errors import ToolMissingError, UserError
 
 # Static credentials: coturn listens on loopback only, so they guard nothing but mistakes.
@@ -65,13 +65,6 @@ def free_udp_port(host: str = "127.0.0.1") -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
         sock.bind((host, 0))
         return sock.getsockname()[1]
-
-
-def _die_with_parent() -> None:
-    """In the child before exec: SIGTERM when the parent dies, even by SIGKILL (Linux)."""
-    with contextlib.suppress(OSError, AttributeError):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def _check_port_free(port: int) -> None:
@@ -178,7 +171,7 @@ class TurnServer:
                 stdout=stderr,
                 stderr=stderr,
                 start_new_session=True,  # a terminal's Ctrl-C goes to us; close() stops it
-                preexec_fn=_die_with_parent,
+                preexec_fn=die_with_parent,
             )
         try:
             await self._wait_ready(timeout_s)

@@ -4,6 +4,7 @@ import io
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pccstream.ab.design import Design, schedule
+from pccstream.ab.design import Design, Slot, schedule
 from pccstream.ab.experiment import run_experiment, wait_for_load
 from pccstream.ab.progress import Progress
 from pccstream.ab.runner import RunFailed
@@ -267,3 +268,48 @@ def test_each_run_is_flagged_by_the_starvation_rule(tmp_path: Path):
     assert all("dropped 30/300 frames CPU-STARVED (dropped 10.0 % of frames)" in x for x in cubic)
     vivace = next(line for line in lines if " vivace: " in line)
     assert "dropped 1/300 frames" in vivace and "CPU-STARVED" not in vivace
+
+
+class _YieldingRunner(FakeRunner):
+    """A fake run that gives the event loop away, so two experiment loops interleave."""
+
+    async def run(self, design: Design, slot: Slot) -> dict:
+        await asyncio.sleep(0.001)
+        return await super().run(design, slot)
+
+
+def test_two_resumes_on_one_database_never_run_the_same_slot(tmp_path: Path):
+    first_runner, second_runner = _YieldingRunner(), _YieldingRunner()
+    first_log, second_log = io.StringIO(), io.StringIO()
+
+    async def both() -> list:
+        with Store(tmp_path / "r.sqlite") as first, Store(tmp_path / "r.sqlite") as second:
+            return await asyncio.gather(
+                run_experiment(first, DESIGN, first_runner, resume=True,
+                               progress=Progress(12, 0, 1.0, stream=first_log)),
+                run_experiment(second, DESIGN, second_runner, resume=True,
+                               progress=Progress(12, 0, 1.0, stream=second_log)),
+            )
+
+    outcomes = asyncio.run(both())
+    ran = first_runner.ran + second_runner.ran
+    assert sorted(ran) == sorted({(slot.block, slot.arm) for slot in schedule(DESIGN)})
+    assert sum(o.ran for o in outcomes) == 12 and sum(o.claimed_elsewhere for o in outcomes) > 0
+    logs = first_log.getvalue() + second_log.getvalue()
+    assert f"skipped, claimed by process {os.getpid()}" in logs
+    with Store(tmp_path / "r.sqlite") as store:
+        assert len(store.runs(DESIGN.experiment_id)) == 12
+
+
+def test_a_claim_whose_process_is_gone_is_taken_over(tmp_path: Path):
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    with Store(tmp_path / "r.sqlite") as killed, Store(tmp_path / "r.sqlite") as resumed:
+        killed.add_experiment(DESIGN)
+        assert killed.claim(DESIGN.experiment_id, 0, "cubic") is None
+        assert resumed.claim(DESIGN.experiment_id, 0, "cubic") == (
+            f"claimed by process {os.getpid()} on {socket.gethostname()}"
+        )
+        killed.conn.execute("UPDATE claims SET pid = ?", (gone.pid,))
+        killed.conn.commit()
+        assert resumed.claim(DESIGN.experiment_id, 0, "cubic") is None

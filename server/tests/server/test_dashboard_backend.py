@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import socket
 import urllib.error
 import urllib.request
@@ -19,7 +20,7 @@ from pccstream.emulator.link import LinkStatus
 from pccstream.emulator.status import StatusPublisher, status_datagram
 from pccstream.errors import UserError
 from pccstream.protocol import Kind, Request
-from pccstream.server.link_status import link_record, route
+from pccstream.server.link_status import LinkStatusProtocol, link_record, route
 from pccstream.server.telemetry_publisher import compact_number, compact_record
 from pccstream.wt_client import SessionRefused, WebTransportClient
 
@@ -57,8 +58,9 @@ def test_compact_record_shortens_floats_only() -> None:
 class _Session:
     """The slice of ViewerSession that `route` uses."""
 
-    def __init__(self, session_id: int, peer: tuple[str, int] | None, closed: bool = False):
-        self.session_id = session_id
+    def __init__(self, unique_id: str, peer: tuple[str, int] | None, closed: bool = False):
+        self.session_id = 0  # every WebTransport session's CONNECT is stream 0
+        self.unique_id = unique_id
         self.peer = peer
         self.closed = closed
         self.published: list[dict[str, Any]] = []
@@ -84,9 +86,9 @@ def _status(upstream: list[list[Any]], queue: int = 0) -> dict[str, Any]:
 
 
 def test_link_status_goes_to_the_sessions_behind_that_emulator() -> None:
-    behind = _Session(0, ("127.0.0.1", 4000))
-    other = _Session(4, ("127.0.0.1", 4001))
-    closed = _Session(8, ("127.0.0.1", 4000), closed=True)
+    behind = _Session("1", ("127.0.0.1", 4000))
+    other = _Session("2", ("127.0.0.1", 4001))
+    closed = _Session("3", ("127.0.0.1", 4000), closed=True)
     sessions: list[Any] = [behind, other, closed]
     assert route(_status([["127.0.0.1", 4000], ["127.0.0.1", 5000]]), sessions) == 1
     assert behind.published == [
@@ -114,8 +116,8 @@ def test_link_status_goes_to_the_sessions_behind_that_emulator() -> None:
 
 
 def test_an_unchanged_link_is_repeated_once_a_second() -> None:
-    s = _Session(0, ("127.0.0.1", 4000))
-    last: dict[int, tuple[float, tuple[Any, ...]]] = {}
+    s = _Session("1", ("127.0.0.1", 4000))
+    last: dict[str, tuple[float, tuple[Any, ...]]] = {}
     up = [["127.0.0.1", 4000]]
     for step in range(25):  # 2.5 s at 10 Hz, queue constant
         s.t = step * 100.0
@@ -124,6 +126,17 @@ def test_an_unchanged_link_is_repeated_once_a_second() -> None:
     s.t = 2550.0
     route(_status(up, queue=3000), [s], last)  # type: ignore[list-item]
     assert s.published[-1]["queue_bytes"] == 3000
+
+
+def test_viewers_behind_different_emulators_each_get_their_link_records() -> None:
+    viewer_a = _Session("1", ("127.0.0.1", 4000))
+    viewer_b = _Session("2", ("127.0.0.1", 4001))
+    last: dict[str, tuple[float, tuple[Any, ...]]] = {}
+    for step in range(10):  # two emulators reporting the same link at the same moments
+        viewer_a.t = viewer_b.t = step * 1000.0
+        route(_status([["127.0.0.1", 4000]]), [viewer_a, viewer_b], last)  # type: ignore[list-item]
+        route(_status([["127.0.0.1", 4001]]), [viewer_a, viewer_b], last)  # type: ignore[list-item]
+    assert len(viewer_a.published) == len(viewer_b.published) == 10
 
 
 class _FakeEmulator:
@@ -343,3 +356,16 @@ def test_every_controller_has_a_state_for_the_timeline(name: str) -> None:
         # Window-based controllers start below any ssthresh.
         assert state == "slow_start"
     assert state == STARTING_STATES.get(name, state)
+
+
+def test_hostile_link_status_datagrams_are_dropped_quietly(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    receiver = LinkStatusProtocol(lambda: [])
+    hostile = [b"[" * 8000, b'{"a":' * 1600, b"\xff\xfe", b"[1, 2]", b'{"upstream": 5}']
+    with caplog.at_level(logging.DEBUG, logger="pccstream.link_status"):
+        for index in range(1000):
+            receiver.datagram_received(hostile[index % len(hostile)], ("127.0.0.1", 9))
+    assert receiver.received == 1000
+    assert receiver.bad == 800  # all but the well-formed object that matches no session
+    assert len(caplog.records) <= 1

@@ -157,6 +157,22 @@ def test_session_chooses_its_controller_and_gets_telemetry(
     asyncio.run(scenario())
 
 
+def test_each_session_has_its_own_id(fake_media: Path, tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with (
+            running_server(fake_media, tmp_path / "state") as server,
+            WebTransportClient.open("127.0.0.1", server.quic_port) as first,
+            WebTransportClient.open("127.0.0.1", server.quic_port) as second,
+        ):
+            await first.get(Request(Kind.SEGMENT, 0, 0))
+            await second.get(Request(Kind.SEGMENT, 0, 0))
+            hello_ids = {client.telemetry[0]["session_id"] for client in (first, second)}
+            api_ids = {info["session_id"] for info in server.sessions_info()}
+            assert len(hello_ids) == 2 and api_ids == hello_ids
+
+    asyncio.run(scenario())
+
+
 def test_http_app_serves_config_and_refuses_traversal(fake_media: Path, tmp_path: Path) -> None:
     async def scenario() -> None:
         async with running_server(fake_media, tmp_path / "state") as server:
