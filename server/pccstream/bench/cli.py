@@ -52,7 +52,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     transfer.add_argument(
         "--fairness-window", type=float, default=20.0, help="last S seconds for Jain's index"
     )
-    transfer.add_argument("--log-dir", type=Path, help="keep the emulator logs here")
+    transfer.add_argument(
+        "--log-dir", type=Path,
+        help="keep the emulator logs here, and each flow's controller telemetry (JSON lines)")
     transfer.add_argument(
         "--no-realtime-endpoints",
         dest="realtime_endpoints",

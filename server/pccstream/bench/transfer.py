@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import random
 import tempfile
 import time
@@ -84,6 +85,7 @@ class _FlowRecord:
     bytes: int = 0
     rtts_ms: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    telemetry: list[dict[str, Any]] = field(default_factory=list)  # the server's records
 
 
 async def _run_flow(
@@ -117,6 +119,7 @@ async def _run_flow(
         for task in workers:
             task.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
+        record.telemetry = list(client.telemetry)
         record.rtts_ms = [
             float(r["latest_rtt_ms"])
             for r in client.telemetry
@@ -163,6 +166,10 @@ async def _one_run(
         await emulator.close()
         await server.close()
     link = analyze_file(log_path).get("down", {})
+    # Beside the emulator's log: each flow's controller telemetry (MI records), one JSON a line.
+    for i, record in enumerate(records):
+        with log_path.with_name(f"{log_path.stem}-flow{i}.telemetry.jsonl").open("w") as out:
+            out.writelines(json.dumps(r) + "\n" for r in record.telemetry)
     return _summarize_run(settings, run, records, link, cpu_s, wall_s)
 
 
