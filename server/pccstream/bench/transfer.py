@@ -166,10 +166,12 @@ async def _one_run(
         await emulator.close()
         await server.close()
     link = analyze_file(log_path).get("down", {})
-    # Beside the emulator's log: each flow's controller telemetry (MI records), one JSON a line.
-    for i, record in enumerate(records):
-        with log_path.with_name(f"{log_path.stem}-flow{i}.telemetry.jsonl").open("w") as out:
-            out.writelines(json.dumps(r) + "\n" for r in record.telemetry)
+    if settings.log_dir is not None:
+        # Beside the kept emulator log: each flow's controller telemetry, one JSON a line.
+        for i, record in enumerate(records):
+            path = log_path.with_name(f"{log_path.stem}-flow{i}.telemetry.jsonl")
+            with path.open("w") as out:
+                out.writelines(json.dumps(r) + "\n" for r in record.telemetry)
     return _summarize_run(settings, run, records, link, cpu_s, wall_s)
 
 

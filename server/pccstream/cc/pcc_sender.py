@@ -250,9 +250,10 @@ class PccSender(Controller):
 
     def on_rtt_sample(self, now: float, latest_rtt: float) -> None:
         super().on_rtt_sample(now, latest_rtt)
-        # The estimator removed the peer's ACK delay from `latest_rtt` (when plausible).
-        delay = max(0.0, latest_rtt - self.rtt_stats.latest_rtt)
-        self.ack_delay += 0.125 * (delay - self.ack_delay)
+        if self.params.bdp_cap_gain > 0:
+            # The estimator removed the peer's ACK delay from `latest_rtt` (when plausible).
+            delay = max(0.0, latest_rtt - self.rtt_stats.latest_rtt)
+            self.ack_delay += 0.125 * (delay - self.ack_delay)
         if not self.params.rtt_per_ack:
             return
         # The sample belongs to the frame's largest packet, sent latest_rtt ago; its value is
