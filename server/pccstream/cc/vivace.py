@@ -79,6 +79,16 @@ class VivaceParams(PccParams):
         "the MI, at least half the exit rate (cf. BBR's DRAIN); probes only eps below "
         "capacity would take about 1/eps MIs to drain it, which is most of the p95 delay "
         "on a 1-BDP link (off: the thesis)")
+    queue_drain: float = param(
+        0.1, "a probe pair whose lower-rate MI still saw its mean RTT this fraction of the "
+        "min RTT (and at least queue_drain_floor_ms) above the min RTT stands on a queue that "
+        "no gradient can see (a standing queue has none, and probes eps either side of "
+        "capacity keep it): one MI then sends the rate less that queue spread over the MI, "
+        "as ss_drain does after slow start. A drain that did not lower the queue (another "
+        "flow's queue, a longer path) doubles the wait before the next, up to 64 x 8 RTTs "
+        "(0 = off, the thesis)", lo=0.0, hi=10.0)
+    queue_drain_floor_ms: float = param(
+        2.0, "the smallest standing queue queue_drain acts on, ms", lo=0.0, hi=1000.0)
     reward_rtt_decrease: bool = param(
         False, "let a falling RTT (dRTT/dt < 0) raise utility as the thesis formula does; "
         "off clamps the gradient at 0 like PCC-Uspace")
@@ -118,7 +128,13 @@ class Vivace(PccSender):
         self.slow_start = SlowStart(self.p.ss_full_pipe_growth)
         # probing
         self._probe_rates: list[float] = []  # bytes/s, in send order
-        self._drain_rate: float | None = None  # ss_drain: the MI to send before the probes
+        self._drain_rate: float | None = None  # the next MI drains a queue (ss_drain, queue_drain)
+        # queue_drain: the queue a drain was sent for (to judge it), the earliest time of the
+        # next drain, and the backoff multiplier of its wait.
+        self._drained_queue: float | None = None
+        self._next_drain_at = 0.0
+        self._drain_backoff = 1
+        self.queue_drains = 0
         self._probes_issued = 0
         self._probe_results: dict[int, tuple[MiResult, float]] = {}
         # The higher side of the pair when it is already measured (reuse_overshoot).
@@ -220,10 +236,10 @@ class Vivace(PccSender):
     # -- rates of new MIs ------------------------------------------------------------------
 
     def plan_next_mi(self, now: float) -> tuple[float, MiTag]:
+        if self._drain_rate is not None and self.state != "starting":
+            rate, self._drain_rate = self._drain_rate, None
+            return rate, MiTag(self.epoch, "drain")
         if self.state == "probing":
-            if self._drain_rate is not None:
-                rate, self._drain_rate = self._drain_rate, None
-                return rate, MiTag(self.epoch, "drain")
             if self._probes_issued < len(self._probe_rates):
                 i = self._probes_issued
                 self._probes_issued += 1
@@ -237,6 +253,8 @@ class Vivace(PccSender):
     def on_mi_finished(self, now: float, result: MiResult, utility: float) -> Verdict:
         assert isinstance(result.tag, MiTag)
         role = result.tag.role
+        if role == "drain":
+            return Verdict("drained")  # sent below capacity on purpose: no evidence
         if not result.useful:
             if role == "probe":
                 # A probe that did not send at its rate proves nothing: run the pair again.
@@ -306,6 +324,33 @@ class Vivace(PccSender):
             return None
         return self.clamp(self.rate * max(0.5, 1 - queue_s / mi_s))
 
+    def _drain_standing_queue(self, lower: MiResult, *, now: float) -> None:
+        """Plan a drain MI when even the lower probe ran on a standing queue (queue_drain)."""
+        p, stats = self.p, self.rtt_stats
+        if p.queue_drain <= 0 or not stats.has_sample or lower.rtt_samples == 0:
+            return
+        min_rtt = stats.min_rtt_or(stats.latest_rtt)
+        queue_s = lower.rtt_mean - min_rtt
+        threshold = max(p.queue_drain * min_rtt, p.queue_drain_floor_ms / 1000)
+        if self._drained_queue is not None:
+            # The first pair after a drain judges it: a queue that came back at once (or
+            # never left) is not ours to drain, so wait longer before the next attempt.
+            failed = queue_s > max(threshold, 0.5 * self._drained_queue)
+            self._drain_backoff = min(64, 2 * self._drain_backoff) if failed else 1
+            self._drained_queue = None
+        if queue_s <= threshold:
+            self._drain_backoff = 1  # the path's RTT is back at its minimum
+            return
+        if now < self._next_drain_at:
+            return
+        mi_s = p.mi_rtts * stats.smoothed_rtt
+        if mi_s <= 0:
+            return
+        self._drain_rate = self.clamp(self.rate * max(0.5, 1 - queue_s / mi_s))
+        self._drained_queue = queue_s
+        self._next_drain_at = now + 8 * self._drain_backoff * stats.smoothed_rtt
+        self.queue_drains += 1
+
     def _enter_probing(self, known_high: tuple[MiResult, float] | None = None) -> None:
         self.state = "probing"
         self.new_epoch()
@@ -344,6 +389,7 @@ class Vivace(PccSender):
             return Verdict("double-check")
         if self._first_run is not None:
             u_hi, u_lo = (u_hi + self._first_run[0]) / 2, (u_lo + self._first_run[1]) / 2
+        self._drain_standing_queue(lo, now=max(hi.finish_time, lo.finish_time))
         self._double_checked = False
         self._first_run = None
         spread = self.mbps(hi.target_rate) - self.mbps(lo.target_rate)

@@ -630,7 +630,8 @@ def test_slow_start_exit_drains_the_queue_its_overshoot_built() -> None:
     inflation = {}
     for setting in ("on", "off"):
         sim = Simulator(Link(12.0, 0.030, 45_000), seed=1)
-        ctrl = create_controller("vivace", {"ss_drain": setting}, seed=1)
+        # queue_drain off: it would drain the exit's queue too (see its own test).
+        ctrl = create_controller("vivace", {"ss_drain": setting, "queue_drain": "0"}, seed=1)
         assert isinstance(ctrl, Vivace)
         events: list[dict[str, Any]] = []
         ctrl.event_sink = events.append
@@ -643,3 +644,51 @@ def test_slow_start_exit_drains_the_queue_its_overshoot_built() -> None:
     # At eps = 2 % below capacity the probes alone drain a 1-BDP queue in ~50 RTTs, long
     # enough to set the p95 of a 30 s run.
     assert inflation["on"] < 5.0 < inflation["off"]
+
+
+def _queue_p95_ms(sim: Any, t1: float) -> float:
+    delays = sorted(d for f in sim.flows for t, d in f.stats.queue_delays if t >= t1)
+    return delays[int(0.95 * (len(delays) - 1))] * 1000
+
+
+def test_queue_drain_empties_a_standing_queue_that_no_gradient_sees() -> None:
+    """A busy host (stalls, ACK every 10 packets) hides the probes' small RTT gradients in
+    noise, so the queue random-walks upward between probes that sit either side of
+    capacity; draining when even the lower probe saw a queue keeps it small."""
+    from pccstream.cc import create_controller
+    from pccstream.cc.sim import Link, Receiver, Simulator, report
+    busy = Receiver(ack_every=10, max_ack_delay=0.025, stall_rate=20.0, stall_s=0.004)
+    p95: dict[str, list[float]] = {"on": [], "off": []}
+    for setting, drain in (("on", "0.1"), ("off", "0")):
+        for seed in (1, 2, 3):
+            sim = Simulator(Link(12.0, 0.030, 45_000), seed=seed, receiver=busy)
+            ctrl = create_controller("vivace", {"queue_drain": drain}, seed=seed * 10)
+            ctrl.rtt_stats.update(0.030)
+            sim.add_flow(ctrl)
+            sim.run(30.0)
+            p95[setting].append(_queue_p95_ms(sim, 0.0))
+            assert report(sim, 2.0, 30.0).utilization > 0.95
+            assert isinstance(ctrl, Vivace)
+            assert (ctrl.queue_drains > 0) == (setting == "on")
+    assert max(p95["on"]) < 5.0 < max(p95["off"])
+
+
+def test_drain_mis_are_not_evidence_and_failed_drains_back_off() -> None:
+    """When the RTT rises for good (a longer path), the 'queue' does not drain: the wait
+    between attempts doubles, and no drain MI's utility ever reaches a decision."""
+    from pccstream.cc import create_controller
+    from pccstream.cc.sim import Link, Simulator
+    link = Link(12.0, 0.030, 45_000, rtt_schedule=[(5.0, 0.060)])
+    sim = Simulator(link, seed=1)
+    ctrl = create_controller("vivace", {}, seed=1)
+    assert isinstance(ctrl, Vivace)
+    events: list[dict[str, Any]] = []
+    ctrl.event_sink = events.append
+    sim.add_flow(ctrl)
+    sim.run(30.0)
+    drains = [e for e in events if e["decision"] == "drained"]
+    assert drains and all(e["step_bps"] == 0 for e in drains)
+    late = [e["t_ms"] for e in drains if e["t_ms"] > 6000]
+    # Without backoff a drain would follow every 8 RTTs (~0.5 s at 60 ms) for 24 s.
+    assert len(late) <= 6
+    assert ctrl._drain_backoff >= 8
