@@ -91,6 +91,18 @@ class PccParams:
         "receiver takes data at falls within an RTT and the bound stops the queue at "
         "(gain - 1) min RTTs; while it binds, MIs fall short of their target and are not "
         "used, and the rate is kept for the capacity's return (0 = off)", lo=0.0, hi=100.0)
+    receive_outage_gap: float = param(
+        0.0, "with bdp_cap_gain, an ACK gap longer than this many average ACK intervals (and "
+        "than the min RTT) is an outage and stays out of the receive rate: an uplink that "
+        "holds ACKs for seconds (cellular) would otherwise put the estimate, and the window, "
+        "at a few per cent of the capacity for dozens of RTTs after the ACKs resume "
+        "(0 = off)", lo=0.0, hi=1000.0)
+    bdp_cap_ack_aggregation: bool = param(
+        False, "with bdp_cap_gain, the window bound also allows the largest recent ACK clump "
+        "beyond the receive rate (BBR's extra_acked over 10 min RTTs): a cellular uplink "
+        "releases ACKs in clumps, and a bound of gain x rate x min RTT alone then shrinks "
+        "whenever the ACK path adds more than (gain - 1) min RTTs, down to the minimum "
+        "window, with no queue at the bottleneck")
     rtt_per_ack: bool = param(
         True, "one RTT sample per ACK frame (its largest newly acked packet, ACK delay "
         "removed) instead of one per packet: packets acknowledged together share one ACK "
@@ -148,7 +160,7 @@ class PccSender(Controller):
         self._undo_rate = 0.0
         self._undo_deadline = 0.0
         self.timeouts_undone = 0
-        self._receive = ReceiveRate()
+        self._receive = ReceiveRate(outage_gap=params.receive_outage_gap)
         self.ack_delay = 0.0  # smoothed ACK delay the peer reported (seconds)
         self._started = False  # the first MI has been planned
 
@@ -206,7 +218,12 @@ class PccSender(Controller):
             # that allowance a slow sender, whose every other packet waits for the delayed
             # ACK, stays below the rate it measures and never grows.
             allowance = self.params.bdp_cap_gain * min_rtt + self.ack_delay
-            window = min(window, self._receive.rate * allowance)
+            bound = self._receive.rate * allowance
+            if self.params.bdp_cap_ack_aggregation:
+                # Capped, as BBR caps extra_acked: the clump after an outage is the whole
+                # window, and allowing all of it would ratchet the window up clump by clump.
+                bound += min(self._receive.aggregation, 0.5 * self._receive.rate * min_rtt)
+            window = min(window, bound)
         return max(int(window), self.params.min_cwnd_packets * self.max_datagram_size)
 
     def delivery_rate(self) -> float:
@@ -230,6 +247,9 @@ class PccSender(Controller):
     def on_packet_acked(self, now: float, packet: SentPacket) -> None:
         super().on_packet_acked(now, packet)
         if self.params.bdp_cap_gain > 0:
+            self._receive.min_gap = self.rtt_stats.min_rtt_or(0.0)
+            if self._receive.min_gap > 0:
+                self._receive.aggregation_window = 10 * self._receive.min_gap
             self._receive.on_acked(now, packet.sent_bytes)
         if self._late and packet.sent_time is not None:
             self._late.on_acked(now, packet.sent_time, packet.sent_bytes)

@@ -88,11 +88,14 @@ _CONTROLLERS: dict[str, ControllerInfo] = {
         # half of BBR's delay). With that bound an outage stops sending by itself, so MI
         # timeouts (thesis 4.5.1) would only cut the rate the capacity comes back to; and
         # no overshoot reuse, because capacity swings raise the RTT gradient without any
-        # overshoot (docs/cc.md, "Cellular profile").
+        # overshoot. A shaped uplink holds ACKs for seconds and releases them in clumps: its
+        # gaps stay out of the receive rate, and the bound allows one clump (docs/cc.md,
+        # "Cellular profile").
         _pcc("vivace-lte", "PCC Vivace, cellular profile: window <= 1.5 x receive rate x min "
-             "RTT, no MI timeouts, no overshoot reuse", VivaceParams,
+             "RTT + the ACK clump, no MI timeouts, no overshoot reuse", VivaceParams,
              {"bdp_cap_gain": 1.5, "mi_timeout_rtts": 0.0, "reuse_overshoot": False,
-              "timeout_undo": False},
+              "timeout_undo": False, "receive_outage_gap": 4.0,
+              "bdp_cap_ack_aggregation": True},
              _vivace),
         _pcc("allegro", "PCC Allegro, sigmoid loss utility (thesis 2.3)",
              AllegroParams, {}, _allegro),

@@ -18,7 +18,9 @@ path whose base RTT steps at given times (`Link.rtt_schedule`, the thesis's RTT 
 (`Link.trace`, a cellular recording) instead of a constant rate: each opportunity carries
 1504 bytes, a packet may span opportunities and leave the rest of one to the packet queued
 behind it, and an opportunity with nothing queued is wasted, as in mahimahi's LinkQueue.
-The return path stays unshaped (ACKs are never delayed by the uplink's schedule).
+The return path is unshaped unless `Link.up_trace` is set: then every ACK frame (one
+`ACK_FRAME_BYTES` packet) waits for the uplink's next delivery opportunity, as mahimahi's
+uplink queue holds it, so an uplink outage holds every ACK and releases them in a burst.
 
 Time is virtual and every random draw comes from seeded generators: runs are exactly
 reproducible. All figures it produces are simulation figures, not measurements.
@@ -62,6 +64,8 @@ class Link:
     rtt_schedule: list[tuple[float, float]] = field(default_factory=list)
     # A looping delivery schedule (replaces `rate_mbps` for the bottleneck when set).
     trace: TraceSchedule | None = None
+    # The return path's delivery schedule (None: ACKs are never held).
+    up_trace: TraceSchedule | None = None
 
     def rate_at(self, now: float) -> float:
         rate = self.rate_mbps
@@ -79,6 +83,7 @@ class Link:
 
 
 TRACE_OPPORTUNITY_BYTES = 1504  # mahimahi's PACKET_SIZE
+ACK_FRAME_BYTES = 60  # a QUIC packet carrying one ACK frame, on the shaped return path
 
 
 @dataclass(frozen=True)
@@ -208,6 +213,10 @@ class Simulator:
         self._trace = _TraceCursor(link.trace) if link.trace is not None else None
         self._trace_queue: deque[tuple[float, int]] = deque()  # (departure, bytes) in order
         self._trace_queued_bytes = 0
+        self._up = _TraceCursor(link.up_trace) if link.up_trace is not None else None
+        self._up_free_at = 0.0
+        # ACK frames held by the uplink, by event sequence number: (frame, ACK delay).
+        self._held_acks: dict[int, tuple[list[tuple[SimPacket, float]], float]] = {}
 
     def add_flow(self, controller: Controller, *, start: float = 0.0, stop: float | None = None,
                  mss: int = 1200, app: Callable[[float], bool] | None = None) -> Flow:
@@ -219,7 +228,7 @@ class Simulator:
 
     def run(self, until: float) -> None:
         while self._events and self._events[0][0] <= until:
-            t, _, kind, fi, packet = heapq.heappop(self._events)
+            t, seq, kind, fi, packet = heapq.heappop(self._events)
             self.now = t
             flow = self.flows[fi]
             if kind == "send":
@@ -232,6 +241,8 @@ class Simulator:
             elif kind == "ack-timer":
                 if flow.unacked and t >= flow.unacked[0][1] + self.receiver.max_ack_delay - 1e-12:
                     self._ack_frame(flow)
+            elif kind == "ack-frame":
+                self._process_ack_frame(flow, *self._held_acks.pop(seq))
             elif kind == "tick":
                 self._on_tick(flow)
                 self._schedule(t + self._tick, "tick", fi)
@@ -366,6 +377,29 @@ class Simulator:
         now = self.now
         frame, flow.unacked = flow.unacked, []
         ack_delay = now - frame[-1][1]
+        if self._up is not None:
+            arrival = self._uplink_depart(ACK_FRAME_BYTES)
+            if arrival > now:
+                seq = next(self._seq)
+                self._held_acks[seq] = (frame, ack_delay)
+                heapq.heappush(self._events, (arrival, seq, "ack-frame", flow.index, None))
+                return
+        self._process_ack_frame(flow, frame, ack_delay)
+
+    def _uplink_depart(self, size: int) -> float:
+        """When an ACK frame sent now leaves the shaped return path (FIFO, no drops)."""
+        assert self._up is not None
+        now = self.now
+        if self._up_free_at <= now:
+            self._up.first_after(now - 1e-9)  # an idle uplink wastes its opportunities
+        elif self._up.budget == 0:
+            self._up.step()
+        self._up_free_at = max(now, self._up.serve(size))
+        return self._up_free_at
+
+    def _process_ack_frame(self, flow: Flow, frame: list[tuple[SimPacket, float]],
+                           ack_delay: float) -> None:
+        now = self.now
         ctrl = flow.controller
         acked = [p for p, _ in frame if flow.outstanding.pop(p.packet_number, None) is not None]
         if not acked:
@@ -610,15 +644,17 @@ class CellularReport:
 
 def scenario_cellular(name: str, trace: TraceSchedule, *, seed: int = 1,
                       duration: float | None = None, one_way_s: float = 0.020,
+                      up_trace: TraceSchedule | None = None,
                       params: dict[str, str] | None = None,
                       controller: Controller | None = None) -> CellularReport:
     """The contest's setup on the link model: one bulk flow through a cellular trace,
-    `one_way_s` each way, infinite queue; `duration` defaults to one pass of the trace.
+    `one_way_s` each way, infinite queue; `duration` defaults to one pass of the trace;
+    `up_trace` shapes the ACKs' return path (mahimahi's uplink trace).
     `controller`, when given, runs instead of a fresh `name` from the registry."""
     from .registry import create_controller
 
     duration = duration if duration is not None else trace.period_s
-    link = Link(0.0, 2 * one_way_s, 10**12, trace=trace)
+    link = Link(0.0, 2 * one_way_s, 10**12, trace=trace, up_trace=up_trace)
     sim = Simulator(link, seed=seed, receiver=Receiver(ack_every=2))
     flow = sim.add_flow(controller or create_controller(name, params or {}, seed=seed))
     sim.run(duration)

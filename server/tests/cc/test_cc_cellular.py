@@ -118,3 +118,65 @@ def test_scenario_cellular_reports_the_contest_figures() -> None:
     assert 0.8 * 6.016 < report.throughput_mbps <= 6.016
     assert 0.0 < report.p95_signal_delay_ms < 40.0
     assert report.power == report.throughput_mbps * 1000 / report.p95_signal_delay_ms
+
+
+def test_receive_rate_keeps_an_outage_out_of_the_rate() -> None:
+    """An uplink that holds every ACK for 4 s, then releases them: the gap is no rate."""
+    rates = {}
+    for gap_factor in (0.0, 4.0):
+        rate = ReceiveRate(outage_gap=gap_factor)
+        rate.min_gap = 0.040
+        t = 0.0
+        for _ in range(50):
+            t += 0.010
+            rate.on_acked(t, 10_000)  # 1 MB/s
+        t += 4.0
+        rate.on_acked(t, 60_000)  # the window, released at once
+        for _ in range(5):
+            t += 0.010
+            rate.on_acked(t, 10_000)
+        rates[gap_factor] = rate.rate
+        assert (rate.outages == 1) == (gap_factor > 0)
+    assert rates[0.0] < 0.1e6
+    assert 0.9e6 < rates[4.0] < 1.6e6
+
+
+def test_receive_rate_aggregation_is_the_ack_clump_beyond_the_rate() -> None:
+    smooth, clumped = ReceiveRate(), ReceiveRate()
+    for i in range(300):
+        smooth.on_acked(i * 0.001, 1_000)  # 1 MB/s, an ACK group every ms
+    for i in range(10):
+        clumped.on_acked(i * 0.030, 30_000)  # 1 MB/s, the uplink's clump every 30 ms
+    assert smooth.aggregation <= 1_001
+    assert 25_000 <= clumped.aggregation <= 30_000
+
+
+def test_shaped_uplink_holds_acks_until_its_opportunities() -> None:
+    down = _steps((2000, 1))
+    up = _steps((500, 1), (1000, 1000), (500, 1))  # no uplink opportunity in 0.5–1.5 s
+    sim = Simulator(Link(0.0, 0.040, 10**9, trace=down, up_trace=up), seed=1)
+    flow = sim.add_flow(FixedWindow(FixedWindowParams(window=20)), mss=1200)
+    sim.run(2.0)
+    assert flow.stats.delivered_bytes(0.6, 1.5) == 0  # ACKs held: nothing counts as delivered
+    assert flow.stats.delivered_bytes(1.5, 1.6) > 0  # the held ACKs arrive at 1.5 s
+    assert flow.stats.delivered_bytes(0.1, 0.5) > 0
+
+
+def test_cellular_window_bound_survives_a_clumping_uplink() -> None:
+    """ACKs leave only every 40 ms (min RTT 40 ms): the ACK path alone adds up to one min
+    RTT. A bound of 1.5 x rate x min RTT then shrinks with no queue at the bottleneck;
+    the ACK-clump allowance keeps the link busy."""
+    down = _steps((10_000, 1))  # 12 Mbit/s
+    up = _steps((10_000, 40))
+    got = {}
+    for setting in ("0", "1"):
+        sim = Simulator(Link(0.0, 0.040, 10**12, trace=down, up_trace=up), seed=1,
+                        receiver=Receiver(ack_every=2))
+        ctrl = create_controller("vivace-lte", {"bdp_cap_ack_aggregation": setting}, seed=1)
+        flow = sim.add_flow(ctrl)
+        sim.run(10.0)
+        got[setting] = flow.stats.delivered_bytes(2.0, 10.0) * 8 / 8.0 / 1e6
+        queue = [d for t, d in flow.stats.queue_delays if t >= 2.0]
+        if setting == "1":
+            assert percentile(queue, 95) < 0.040  # at most a min RTT of queue
+    assert got["0"] < 0.6 * 12.0 < got["1"]
