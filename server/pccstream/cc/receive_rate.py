@@ -8,10 +8,12 @@ estimate up as an average of per-ACK rates would. A group is counted once the ne
 shows it is complete.
 
 With `outage_gap` > 0, a gap between two groups longer than that many average intervals
-(and than `min_gap`) is an outage, not a rate: on a cellular path the uplink can hold every
-ACK for seconds and then release them at once, and a 4 s interval in the average would put
-the estimate at a few per cent of the capacity for dozens of groups after the ACKs resume.
-The gap's group still counts its bytes as the start of the next interval.
+(and than `min_gap`) that ends in a clump of at least that many average groups' bytes is an
+uplink outage, not a rate: a cellular uplink can hold every ACK for seconds and then release
+them at once, and a 4 s interval in the average would put the estimate at a few per cent of
+the capacity for dozens of groups after the ACKs resume. After a downlink outage the ACKs
+resume at the link's new pace, in ordinary groups, and that gap does count: the capacity
+that returns may be lower.
 
 `aggregation` is BBR's "extra acked" (Cardwell et al., BBR v1 in Linux, bbr_update_ack_aggregation):
 how many bytes the ACKs brought beyond what the rate predicts since the ACK clock last ran
@@ -82,7 +84,8 @@ class ReceiveRate:
             interval = self._group_time - self._prev_group_time
             w = self.weight
             if (self.outage_gap > 0 and self._ewma_bytes is not None
-                    and interval > max(self.outage_gap * self._ewma_interval, self.min_gap)):
+                    and interval > max(self.outage_gap * self._ewma_interval, self.min_gap)
+                    and self._group_bytes >= self.outage_gap * self._ewma_bytes):
                 self.outages += 1
             elif self._ewma_bytes is None:
                 self._ewma_bytes, self._ewma_interval = float(self._group_bytes), interval

@@ -141,6 +141,22 @@ def test_receive_rate_keeps_an_outage_out_of_the_rate() -> None:
     assert 0.9e6 < rates[4.0] < 1.6e6
 
 
+def test_receive_rate_counts_a_downlink_outage() -> None:
+    """A downlink outage: the ACKs resume in ordinary groups, at a slower pace."""
+    rate = ReceiveRate(outage_gap=4.0)
+    rate.min_gap = 0.040
+    t = 0.0
+    for _ in range(50):
+        t += 0.010
+        rate.on_acked(t, 10_000)  # 1 MB/s
+    t += 2.0
+    for _ in range(3):
+        rate.on_acked(t, 10_000)
+        t += 0.040  # 0.25 MB/s after the outage
+    assert rate.outages == 0
+    assert rate.rate < 0.2e6
+
+
 def test_receive_rate_aggregation_is_the_ack_clump_beyond_the_rate() -> None:
     smooth, clumped = ReceiveRate(), ReceiveRate()
     for i in range(300):
