@@ -265,6 +265,7 @@ function updatePanel(): void {
     throughputKbps: throughput === null ? null : throughput / 1000,
     decision: decision ? `${decision.reason} → ${decision.index}` : null,
     telemetryRecords: telemetry.length,
+    controllerRows: dashboard.model.controllerRows(),
   });
   if (dashboard.mode === 'replay') return;
   if (session?.closedReason && errorText === null && !(m.ended || player?.eos)) setError(session.closedReason);
