@@ -203,7 +203,8 @@ async function start(): Promise<void> {
     }
   }
 
-  const cc = params.forwarded.find(([name]) => name === 'cc')?.[1] ?? null;
+  // `cc=NAME:KEY=VALUE` (e.g. remy:table=2014-100x): the server checks the parameters.
+  const cc = params.forwarded.find(([name]) => name === 'cc')?.[1]?.split(':')[0] ?? null;
   if (cc !== null && config?.controllers && !config.controllers.includes(cc)) {
     throw new Error(`unknown congestion controller "${cc}"; the server has ${config.controllers.join(', ')}`);
   }

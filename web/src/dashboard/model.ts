@@ -152,14 +152,14 @@ export const LATENCY_CHART = {
 export const SPROUT_CHARTS = [
   {
     id: 'sprout-rate',
-    title: 'Sprout: the rate its window allows vs the model\'s rate and cautious forecast',
+    title: 'Sprout: the rate its window allows vs arrivals, the model\'s rate and its cautious forecast',
     yLabel: 'rate (Mbit/s)',
     y2Label: 'rate (packets/s)',
     robust: true,
     zero: true,
     series: [
       { label: 'allowed rate (window / (target + min RTT))', color: '#1f77b4', kind: 'step' },
-      { label: 'delivery rate (samples)', color: '#2ca02c' },
+      { label: 'arrivals (pkt/s)', color: '#2ca02c', scale: 'y2' },
       { label: 'model mean rate (pkt/s)', color: '#9467bd', scale: 'y2' },
       { label: 'cautious forecast rate (pkt/s)', color: '#d62728', scale: 'y2', dash: [4, 2] },
     ],
@@ -199,15 +199,22 @@ export const REMY_CHARTS = [
   },
   {
     id: 'remy-rule',
-    title: 'RemyCC: the rule that fired (leaf index) and its action',
-    yLabel: 'multiple (×) / increment (packets)',
-    y2Label: 'intersend (ms) / rule index',
-    robust: true,
+    title: 'RemyCC: the rule that fired (leaf index) and its intersend time',
+    yLabel: 'rule (leaf index)',
+    y2Label: 'intersend (ms)',
     series: [
-      { label: 'window multiple', color: '#1f77b4', kind: 'step' },
-      { label: 'window increment', color: '#2ca02c', kind: 'step' },
+      { label: 'rule index', color: '#7f7f7f', kind: 'points' },
       { label: 'intersend', color: '#ff7f0e', kind: 'step', scale: 'y2' },
-      { label: 'rule index', color: '#7f7f7f', kind: 'points', scale: 'y2' },
+    ],
+  },
+  {
+    id: 'remy-window',
+    title: 'RemyCC action on the window: new window = multiple × window + increment',
+    yLabel: 'increment (packets)',
+    y2Label: 'multiple (×)',
+    series: [
+      { label: 'window increment', color: '#2ca02c', kind: 'step' },
+      { label: 'window multiple', color: '#1f77b4', kind: 'step', scale: 'y2' },
     ],
   },
 ] as const satisfies readonly ChartSpec[];
@@ -399,9 +406,7 @@ export class DashboardModel {
 
   private sample(x: number, r: Record<string, unknown>): void {
     const pacing = mbps(r['pacing_rate_bps']);
-    const delivery = mbps(r['delivery_rate_bps']);
-    this.tables.rate.add(x, [null, pacing, delivery]);
-    if (this.familyNow === 'sprout') this.tables['sprout-rate'].add(x, [null, delivery]);
+    this.tables.rate.add(x, [null, pacing, mbps(r['delivery_rate_bps'])]);
     this.tables.rtt.add(x, [num(r['srtt_ms']), num(r['min_rtt_ms']), num(r['latest_rtt_ms'])]);
     const kb = (v: unknown): number | null => {
       const n = num(v);
@@ -479,7 +484,8 @@ export class DashboardModel {
     // The forecast's rate: its last cumulative count over its horizon (ticks of 20 ms).
     const tickS = this.tickSeconds(r);
     const cautiousPps = last !== null && forecast.length > 0 ? last / (forecast.length * tickS) : null;
-    this.tables['sprout-rate'].add(x, [mbps(r['allowed_rate_bps']), null, num(r['rate_mean_pps']), cautiousPps]);
+    const arrived = num(r['arrived_packets']);
+    this.tables['sprout-rate'].add(x, [mbps(r['allowed_rate_bps']), arrived === null ? null : arrived / tickS, num(r['rate_mean_pps']), cautiousPps]);
     const within = FORECAST_TICKS.map((n) => (forecast.length >= n ? (forecast[n - 1] ?? null) : null));
     this.tables['sprout-forecast'].add(x, [...within, last, num(r['arrived_packets']), num(r['queue_estimate_packets'])]);
   }
@@ -496,7 +502,8 @@ export class DashboardModel {
   private remy(x: number, r: Record<string, unknown>): void {
     this.lastRemy = r;
     this.tables['remy-memory'].add(x, [num(r['rec_send_ewma']), num(r['rec_rec_ewma']), num(r['slow_rec_rec_ewma']), num(r['queueing_delay']), num(r['rtt_ratio'])]);
-    this.tables['remy-rule'].add(x, [num(r['window_multiple']), num(r['window_increment']), num(r['intersend_ms']), num(r['rule'])]);
+    this.tables['remy-rule'].add(x, [num(r['rule']), num(r['intersend_ms'])]);
+    this.tables['remy-window'].add(x, [num(r['window_increment']), num(r['window_multiple'])]);
   }
 
   /** Rows for the metrics table: the latest Sprout forecast or Remy rule (none for PCC). */

@@ -109,7 +109,6 @@ describe('dashboard views chosen by the controller', () => {
     const tick = byName('sprout tick');
     m.ingest(at(tick, 1500, { tick_end_ms: 1480 }));
     m.ingest(at(tick, 1520, { tick_end_ms: 1500 }));
-    m.ingest(at(byName('sample'), 1510));
     const p = m.points();
     for (const chart of SPROUT_CHARTS) for (const s of chart.series) expect(p[`${chart.id}/${s.label}`], s.label).toBeGreaterThan(0);
     // Last row: the forecast within 1 and 4 ticks and the horizon (8), arrivals, queue.
@@ -117,6 +116,7 @@ describe('dashboard views chosen by the controller', () => {
     // Allowed 7.92 Mbit/s; cautious rate 132 packets over 8 ticks of 20 ms; mean 976.1.
     const rate = m.tables['sprout-rate'];
     expect(rate.columns[0]!.at(-1)).toBeCloseTo(7.92, 9);
+    expect(rate.columns[1]!.at(-1)).toBeCloseTo(25 / 0.02, 9); // arrivals over the 20 ms tick
     expect(rate.columns[2]!.at(-1)).toBe(976.1);
     expect(rate.columns[3]!.at(-1)).toBeCloseTo(132 / 0.16, 9);
     const rows = Object.fromEntries(m.controllerRows());
@@ -140,7 +140,7 @@ describe('dashboard views chosen by the controller', () => {
   it('a Remy session draws its memory and the rule that fired', () => {
     const m = new DashboardModel();
     m.ingest(hello('remy'));
-    expect(m.charts.map((c) => c.id)).toEqual(['rate', 'rtt', 'loss', 'window', 'remy-memory', 'remy-rule', 'player']);
+    expect(m.charts.map((c) => c.id)).toEqual(['rate', 'rtt', 'loss', 'window', 'remy-memory', 'remy-rule', 'remy-window', 'player']);
     m.ingest(byName('remy rule'));
     m.ingest(byName('remy rule, negative increment'));
     const p = m.points();
@@ -148,10 +148,12 @@ describe('dashboard views chosen by the controller', () => {
     const rule = m.tables['remy-rule'];
     expect(rule.x[1]).toBeCloseTo(1.5529, 6);
     expect(rule.data().slice(1)).toEqual([
-      [0.98, 0.5],
-      [10, -3],
-      [1.2296, 2.5],
       [62, 7],
+      [1.2296, 2.5],
+    ]);
+    expect(m.tables['remy-window'].data().slice(1)).toEqual([
+      [10, -3],
+      [0.98, 0.5],
     ]);
     expect(m.tables['remy-memory'].columns[4]).toEqual([1, 1.75]);
     const rows = Object.fromEntries(m.controllerRows());
