@@ -45,6 +45,14 @@ async function playAndSnapshot(page: Page, index: number, seconds: number): Prom
   });
 }
 
+/** The server's own telemetry byte count over media bytes, for the open session of `cc`. */
+async function overhead(cc: string): Promise<number> {
+  const sessions = (await (await fetch(`${demo.info.page_url}api/sessions`)).json()) as Array<{ cc: string; closed: boolean; telemetry_overhead: number }>;
+  const mine = sessions.filter((x) => x.cc === cc && !x.closed).at(-1)!;
+  console.log(`${cc} telemetry overhead: ${JSON.stringify(mine)}`);
+  return mine.telemetry_overhead;
+}
+
 const seriesOf = (points: Record<string, number>, chart: string): [string, number][] =>
   Object.entries(points).filter(([k]) => k.startsWith(`${chart}/`));
 
@@ -66,6 +74,7 @@ test('a Sprout session shows its forecast, allowed rate and queue estimate with 
   expect(Array.isArray(last['forecast_packets'])).toBe(true);
   expect(Number(last['allowed_rate_bps'])).toBeGreaterThan(0);
   expect(rows).toEqual(expect.arrayContaining(['Sprout: cautious forecast (cumulative packets per tick)', 'Sprout: queue estimate']));
+  expect(await overhead('sprout')).toBeLessThanOrEqual(0.02);
 });
 
 test('a Remy session shows its memory and the rule that fired with data', async ({ page }, testInfo) => {
@@ -85,4 +94,5 @@ test('a Remy session shows its memory and the rule that fired with data', async 
   expect(rules.length).toBeGreaterThan(20);
   expect(Number.isInteger(rules.at(-1)!['rule'])).toBe(true);
   expect(rows).toEqual(expect.arrayContaining(['Remy: rule fired', 'Remy: action', 'Remy: send / receive EWMA']));
+  expect(await overhead('remy')).toBeLessThanOrEqual(0.02);
 });
