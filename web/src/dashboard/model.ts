@@ -296,7 +296,8 @@ export class DashboardModel {
   private familyNow: ControllerFamily = 'pcc';
   private lastSprout: Record<string, unknown> | null = null;
   private lastRemy: Record<string, unknown> | null = null;
-  private lastTickEndMs: number | null = null;
+  /** Sprout's tick (s): 20 ms unless the session set `cc.tick_ms`. */
+  private sproutTickS = 0.02;
   latestX = 0;
 
   constructor(
@@ -368,6 +369,9 @@ export class DashboardModel {
       if (this.hello === null) {
         this.hello = record as TelemetryRecord;
         this.familyNow = controllerFamily(record['cc']);
+        const params = record['cc_params'];
+        const tickMs = typeof params === 'object' && params !== null ? Number((params as Record<string, unknown>)['tick_ms']) : NaN;
+        if (Number.isFinite(tickMs) && tickMs > 0) this.sproutTickS = tickMs / 1000;
         const t0Us = num(record['t0_us']);
         this.t0Ms = t0Us === null ? 0 : t0Us / 1000;
       }
@@ -481,22 +485,13 @@ export class DashboardModel {
     this.lastSprout = r;
     const forecast = Array.isArray(r['forecast_packets']) ? (r['forecast_packets'] as unknown[]).map(num) : [];
     const last = forecast.length > 0 ? (forecast[forecast.length - 1] ?? null) : null;
-    // The forecast's rate: its last cumulative count over its horizon (ticks of 20 ms).
-    const tickS = this.tickSeconds(r);
+    // The forecast's rate: its last cumulative count over its horizon.
+    const tickS = this.sproutTickS;
     const cautiousPps = last !== null && forecast.length > 0 ? last / (forecast.length * tickS) : null;
     const arrived = num(r['arrived_packets']);
     this.tables['sprout-rate'].add(x, [mbps(r['allowed_rate_bps']), arrived === null ? null : arrived / tickS, num(r['rate_mean_pps']), cautiousPps]);
     const within = FORECAST_TICKS.map((n) => (forecast.length >= n ? (forecast[n - 1] ?? null) : null));
     this.tables['sprout-forecast'].add(x, [...within, last, num(r['arrived_packets']), num(r['queue_estimate_packets'])]);
-  }
-
-  /** A tick's length, from consecutive ticks' ends (Sprout's 20 ms until two are seen). */
-  private tickSeconds(r: Record<string, unknown>): number {
-    const end = num(r['tick_end_ms']);
-    const previous = this.lastTickEndMs;
-    this.lastTickEndMs = end;
-    if (end === null || previous === null || end <= previous || end - previous > 100) return 0.02;
-    return (end - previous) / 1000;
   }
 
   private remy(x: number, r: Record<string, unknown>): void {

@@ -109,6 +109,10 @@ describe('dashboard views chosen by the controller', () => {
     const tick = byName('sprout tick');
     m.ingest(at(tick, 1500, { tick_end_ms: 1480 }));
     m.ingest(at(tick, 1520, { tick_end_ms: 1500 }));
+    const slow = new DashboardModel();
+    slow.ingest({ ...hello('sprout'), cc_params: { tick_ms: '40' } });
+    slow.ingest(tick);
+    expect(slow.tables['sprout-rate'].columns[1]![0]).toBeCloseTo(25 / 0.04, 9); // cc.tick_ms=40
     const p = m.points();
     for (const chart of SPROUT_CHARTS) for (const s of chart.series) expect(p[`${chart.id}/${s.label}`], s.label).toBeGreaterThan(0);
     // Last row: the forecast within 1 and 4 ticks and the horizon (8), arrivals, queue.
