@@ -88,3 +88,11 @@ def test_sprout_and_remy_sessions_send_their_telemetry(fake_media: Path, tmp_pat
         assert records[0]["cc"] == cc.split(":")[0]
         assert any(r["type"] == kind for r in records), f"{cc}: no {kind} records"
     assert telemetry["remy:table=2014-100x"][0]["cc_params"] == {"table": "2014-100x"}
+
+
+def test_demo_arms_take_parameters() -> None:
+    from pccstream.demo.cli import parse_arms
+
+    assert parse_arms("x", "sprout,remy:table=2014-100x") == ["sprout", "remy:table=2014-100x"]
+    with pytest.raises(UserError, match="table='nope' is not a shipped RemyCC table"):
+        parse_arms("x", "sprout,remy:table=nope")
