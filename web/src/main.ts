@@ -203,7 +203,8 @@ async function start(): Promise<void> {
     }
   }
 
-  const cc = params.forwarded.find(([name]) => name === 'cc')?.[1] ?? null;
+  // `cc=NAME:KEY=VALUE` (e.g. remy:table=2014-100x): the server checks the parameters.
+  const cc = params.forwarded.find(([name]) => name === 'cc')?.[1]?.split(':')[0] ?? null;
   if (cc !== null && config?.controllers && !config.controllers.includes(cc)) {
     throw new Error(`unknown congestion controller "${cc}"; the server has ${config.controllers.join(', ')}`);
   }
@@ -265,6 +266,7 @@ function updatePanel(): void {
     throughputKbps: throughput === null ? null : throughput / 1000,
     decision: decision ? `${decision.reason} → ${decision.index}` : null,
     telemetryRecords: telemetry.length,
+    controllerRows: dashboard.model.controllerRows(),
   });
   if (dashboard.mode === 'replay') return;
   if (session?.closedReason && errorText === null && !(m.ended || player?.eos)) setError(session.closedReason);

@@ -141,6 +141,21 @@ def parse_params(name: str, params: Mapping[str, str]) -> dict[str, Any]:
     return values
 
 
+def split_cc_spec(spec: str) -> tuple[str, dict[str, str]]:
+    """`NAME[:KEY=VALUE...]` (e.g. `remy:table=2014-100x`, as in `pccstream ab --arms`) as
+    the name and its parameters. Raises UserError naming a malformed or repeated pair."""
+    name, *pairs = spec.strip().split(":")
+    params: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise UserError(f"cc={spec!r}: parameter {pair!r} is not KEY=VALUE")
+        if key in params:
+            raise UserError(f"cc={spec!r}: parameter {key!r} given twice")
+        params[key] = value
+    return name, params
+
+
 def create_controller(name: str, params: Mapping[str, str] | None = None, *,
                       seed: int | None = None) -> Controller:
     """A fresh controller `name` with per-session `params` (strings, e.g. from the URL).

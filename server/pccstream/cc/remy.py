@@ -223,6 +223,8 @@ class Remy(Controller):
             self.emit({"type": "remy", "t_ms": (now - self.t0) * 1000, "rule": rule.index,
                        **{a: round(v, 4) for a, v in zip(AXES, self.memory.as_tuple(),
                                                          strict=True)},
+                       "window_multiple": rule.window_multiple,
+                       "window_increment": rule.window_increment,
                        "window_packets": self.window, "intersend_ms": self.intersend_ms})
 
     def on_packet_acked(self, now: float, packet: SentPacket) -> None:

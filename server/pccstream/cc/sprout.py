@@ -211,14 +211,19 @@ class Sprout(TickWindowController):
         self.forecaster.tick(count, busy=tick.busy)
         forecast = self.forecaster.forecast()
         self.last_forecast = forecast
-        window = cumulative_over(forecast, self.target_ticks + self.pipe_ticks()) * mss
+        pipe = self.pipe_ticks()
+        window = cumulative_over(forecast, self.target_ticks + pipe) * mss
         if self.t0 is not None:
+            allowed = max(window, self.min_window_packets * mss)
             self.emit({"type": "sprout", "t_ms": (now - self.t0) * 1000,
                        "tick_end_ms": (tick.end - self.t0) * 1000, "arrived_packets": count,
                        "busy": tick.busy,
                        "rate_mean_pps": round(self.forecaster.filter.mean_rate(), 1),
                        "forecast_packets": forecast,
-                       "window_bytes": max(window, self.min_window_packets * mss)})
+                       "window_bytes": allowed,
+                       "allowed_rate_bps": allowed * 8 / self.horizon_s(),
+                       "queue_estimate_packets": self.queue_estimate_packets(
+                           cumulative_over(forecast, pipe))})
         return window
 
     def log_data(self) -> dict[str, Any]:

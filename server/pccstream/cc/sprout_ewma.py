@@ -44,14 +44,19 @@ class SproutEwma(TickWindowController):
                 self.rate_bytes_per_tick += self.params.weight * (
                     tick.bytes - self.rate_bytes_per_tick)
         rate = self.rate_bytes_per_tick or 0.0
-        window = rate * (self.target_ticks + self.pipe_ticks())
+        pipe = self.pipe_ticks()
+        window = rate * (self.target_ticks + pipe)
         if self.t0 is not None:
+            mss = self.max_datagram_size
+            allowed = max(window, self.min_window_packets * mss)
             self.emit({"type": "sprout", "t_ms": (now - self.t0) * 1000,
                        "tick_end_ms": (tick.end - self.t0) * 1000,
-                       "arrived_packets": tick.bytes / self.max_datagram_size,
-                       "rate_mean_pps": round(rate / self.tick_s / self.max_datagram_size, 1),
-                       "window_bytes": max(window,
-                                           self.min_window_packets * self.max_datagram_size)})
+                       "arrived_packets": tick.bytes / mss,
+                       "rate_mean_pps": round(rate / self.tick_s / mss, 1),
+                       "window_bytes": allowed,
+                       "allowed_rate_bps": allowed * 8 / self.horizon_s(),
+                       "queue_estimate_packets": self.queue_estimate_packets(
+                           rate * pipe / mss)})
         return window
 
     def log_data(self) -> dict[str, Any]:

@@ -175,6 +175,15 @@ class TickWindowController(Controller):
         min_rtt = self.rtt_stats.min_rtt_or(0.0)
         return math.ceil(min_rtt / self.tick_s - 1e-9) if min_rtt > 0 else 0
 
+    def horizon_s(self) -> float:
+        """The time the window covers: the delay target plus the pipe (telemetry's allowed rate)."""
+        return (self.target_ticks + self.pipe_ticks()) * self.tick_s
+
+    def queue_estimate_packets(self, pipe_deliveries: float) -> float:
+        """Packets in flight beyond those the pipe holds outside the queue (`pipe_deliveries`,
+        the deliveries expected while an ACK comes back): the sender's view of the queue."""
+        return max(0.0, len(self._unacked) - pipe_deliveries)
+
     def _entry_offset(self) -> float:
         if self._clock is not None:
             return self._clock.entry_offset_s

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pccstream.cc.registry import create_controller
+from pccstream.cc.registry import create_controller, split_cc_spec
 from pccstream.contracts import page_query
 from pccstream.emulator.relay import EmulatorProcess
 from pccstream.errors import UserError
@@ -170,7 +170,7 @@ def parse_arms(cc: str, compare: str | None) -> list[str]:
         )
     for name in names:
         if name != WEBRTC_ARM:
-            create_controller(name, {})  # UserError naming an unknown controller
+            create_controller(*split_cc_spec(name))  # UserError naming what is wrong
     return names
 
 
@@ -224,7 +224,7 @@ async def run_demo(args: argparse.Namespace, stop: asyncio.Event) -> None:
         media_dir=args.media,
         port=args.port,
         http_port=args.http_port,
-        cc=next((n for n in names if n != WEBRTC_ARM), "vivace"),
+        cc=split_cc_spec(next((n for n in names if n != WEBRTC_ARM), "vivace"))[0],
         web_root=args.web_root,
         state_dir=args.state_dir,
         qlog_dir=args.qlog_dir,

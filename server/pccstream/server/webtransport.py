@@ -20,7 +20,7 @@ from aioquic.h3.events import H3Event, HeadersReceived, WebTransportStreamDataRe
 from aioquic.quic.events import ConnectionTerminated, ProtocolNegotiated, QuicEvent
 
 from pccstream.cc.aioquic_integration import controller_telemetry, install_controller
-from pccstream.cc.registry import create_controller
+from pccstream.cc.registry import create_controller, split_cc_spec
 from pccstream.contracts import MAX_LIVE_KEEP_MS
 from pccstream.errors import UserError
 from pccstream.server import stream_priority
@@ -63,6 +63,7 @@ def parse_session_query(query: str, settings: EndpointSettings) -> SessionReques
     """Parse `cc`, `cc.*` and `test.*` parameters; raise UserError naming a bad one."""
     cc = settings.default_cc
     cc_params: dict[str, str] = {}
+    spec_params: dict[str, str] = {}
     test: dict[str, str] = {}
     encoding = "json"
     keep_s: float | None = None
@@ -86,11 +87,15 @@ def parse_session_query(query: str, settings: EndpointSettings) -> SessionReques
                 )
             encoding = value
         elif key == "cc":
-            cc = value or settings.default_cc
+            # `cc=NAME:KEY=VALUE` is the same as `cc=NAME&cc.KEY=VALUE`.
+            cc, spec_params = split_cc_spec(value) if value else (settings.default_cc, {})
         elif key.startswith("cc."):
             cc_params[key[3:]] = value
         elif key.startswith("test."):
             test[key[5:]] = value
+    for key, value in spec_params.items():
+        if cc_params.setdefault(key, value) != value:
+            raise UserError(f"cc.{key}={cc_params[key]!r} contradicts cc={cc}:{key}={value}")
     withhold = None
     if test:
         if not settings.enable_test_hooks:

@@ -128,3 +128,14 @@ def test_designs_without_live_keep_their_ids():
     """Adding target_latency_ms must not change the id of an experiment designed before."""
     design = make()
     assert "target_latency_ms" not in design.to_dict()
+
+
+def test_sprout_and_remy_arms_with_their_parameters():
+    arms = parse_arms("sprout,sprout-ewma,remy:table=2014-100x,remy")
+    assert [a.label for a in arms] == ["sprout", "sprout-ewma", "remy:table=2014-100x", "remy"]
+    assert arms[2] == Arm("remy", (("table", "2014-100x"),))
+    with pytest.raises(UserError, match="table='nope' is not a shipped RemyCC table") as caught:
+        parse_arms("remy:table=nope")
+    assert "\n" not in str(caught.value)
+    with pytest.raises(UserError, match="target_ms='5' is out of range"):
+        parse_arms("sprout:target_ms=5")

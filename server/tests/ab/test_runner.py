@@ -23,6 +23,13 @@ def test_player_query_dials_the_emulator_with_the_arm():
     assert "bitrate" not in dict(parse_qsl(player_query(abr, Arm("cubic"), 1)))
 
 
+def test_player_query_carries_a_remy_table():
+    design = Design(arms=("remy:table=2014-100x", "sprout"), scenario="x")
+    query = dict(parse_qsl(player_query(design, Arm.parse("remy:table=2014-100x"), 1)))
+    assert (query["cc"], query["cc.table"]) == ("remy", "2014-100x")
+    assert dict(parse_qsl(player_query(design, Arm.parse("sprout"), 1)))["cc"] == "sprout"
+
+
 def test_viewer_summary_is_the_mean_over_viewers():
     viewers = [
         {"bufferingRatio": 0.1, "startupDelayMs": 1000, "stallCount": 2, "ended": False,

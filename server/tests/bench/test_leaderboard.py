@@ -35,7 +35,7 @@ def test_default_arms_are_every_registered_controller() -> None:
     names = [a.cc for a in default_arms()]
     assert names == [info.name for info in list_controllers()]
     assert {"bbr", "cubic", "reno", "fixed", "aimd", "delay-threshold", "rocinante",
-            "ewma-bdp", "vivace"} <= set(names)
+            "ewma-bdp", "vivace", "sprout", "sprout-ewma", "remy"} <= set(names)
 
 
 def test_rank_sorts_by_power_with_missing_power_last() -> None:

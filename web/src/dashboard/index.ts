@@ -94,6 +94,8 @@ export class DashboardController {
   clock: SessionClock | null = null;
   mode: 'live' | 'replay' = 'live';
   private timer: ReturnType<typeof setInterval> | null = null;
+  private mountedCharts: string | null = null;
+  private mountedTitle: string | undefined;
 
   constructor(
     private readonly root: HTMLElement,
@@ -105,6 +107,8 @@ export class DashboardController {
 
   mount(title?: string): void {
     this.view?.stop();
+    this.mountedCharts = this.model.chartsKey;
+    this.mountedTitle = title;
     const options = {
       live: this.mode === 'live',
       compact: this.params.compact,
@@ -142,6 +146,8 @@ export class DashboardController {
   private take(record: AnyRecord): void {
     this.recording.add(record);
     this.model.ingest(record);
+    // The charts depend on the session's controller, known from `hello` on: rebuild once.
+    if (this.view !== null && this.mountedCharts !== this.model.chartsKey) this.mount(this.mountedTitle);
   }
 
   startPlayerSampling(probe: PlayerProbe): void {
@@ -180,6 +186,8 @@ export class DashboardController {
     this.stopPlayerSampling();
     const parsed = parseRecording(text);
     this.mode = 'replay';
+    this.view?.stop();
+    this.view = null; // mounted once, after every record is in
     this.model = new DashboardModel(this.params.originMs);
     this.recording = new Recording(Math.max(parsed.records.length + 1, 1));
     for (const r of parsed.records) this.take(r);

@@ -144,7 +144,103 @@ export const LATENCY_CHART = {
   ],
 } as const satisfies ChartSpec;
 
-export type ChartId = (typeof CHARTS)[number]['id'] | typeof LATENCY_CHART.id;
+/**
+ * Sprout and Sprout-EWMA sessions (`sprout` records, one per 20 ms tick): drawn instead of
+ * PCC's utility and state charts. Rates the model counts in packets go on the right axis:
+ * the server does not send its datagram size, so they are not converted to bits.
+ */
+export const SPROUT_CHARTS = [
+  {
+    id: 'sprout-rate',
+    title: 'Sprout: the rate its window allows vs arrivals, the model\'s rate and its cautious forecast',
+    yLabel: 'rate (Mbit/s)',
+    y2Label: 'rate (packets/s)',
+    robust: true,
+    zero: true,
+    series: [
+      { label: 'allowed rate (window / (target + min RTT))', color: '#1f77b4', kind: 'step' },
+      { label: 'arrivals (pkt/s)', color: '#2ca02c', scale: 'y2' },
+      { label: 'model mean rate (pkt/s)', color: '#9467bd', scale: 'y2' },
+      { label: 'cautious forecast rate (pkt/s)', color: '#d62728', scale: 'y2', dash: [4, 2] },
+    ],
+  },
+  {
+    id: 'sprout-forecast',
+    title: 'Sprout forecast: cautious (5th percentile) cumulative deliveries, arrivals and the queue estimate',
+    yLabel: 'packets',
+    robust: true,
+    zero: true,
+    series: [
+      { label: 'forecast within 1 tick', color: '#aec7e8' },
+      { label: 'forecast within 4 ticks', color: '#1f77b4' },
+      { label: 'forecast within the horizon', color: '#17becf' },
+      { label: 'arrivals in the tick', color: '#2ca02c', kind: 'step' },
+      { label: 'queue estimate', color: '#d62728' },
+    ],
+  },
+] as const satisfies readonly ChartSpec[];
+
+/** RemyCC sessions (`remy` records, at most every 20 ms): its memory and the rule that fired. */
+export const REMY_CHARTS = [
+  {
+    id: 'remy-memory',
+    title: 'RemyCC memory: send / receive EWMAs, queueing delay, RTT ratio',
+    yLabel: 'ms',
+    y2Label: 'RTT ratio',
+    robust: true,
+    zero: true,
+    series: [
+      { label: 'send EWMA', color: '#1f77b4' },
+      { label: 'receive EWMA', color: '#2ca02c' },
+      { label: 'slow receive EWMA', color: '#98df8a' },
+      { label: 'queueing delay', color: '#ff7f0e' },
+      { label: 'RTT ratio', color: '#d62728', scale: 'y2' },
+    ],
+  },
+  {
+    id: 'remy-rule',
+    title: 'RemyCC: the rule that fired (leaf index) and its intersend time',
+    yLabel: 'rule (leaf index)',
+    y2Label: 'intersend (ms)',
+    series: [
+      { label: 'rule index', color: '#7f7f7f', kind: 'points' },
+      { label: 'intersend', color: '#ff7f0e', kind: 'step', scale: 'y2' },
+    ],
+  },
+  {
+    id: 'remy-window',
+    title: 'RemyCC action on the window: new window = multiple × window + increment',
+    yLabel: 'increment (packets)',
+    y2Label: 'multiple (×)',
+    series: [
+      { label: 'window increment', color: '#2ca02c', kind: 'step' },
+      { label: 'window multiple', color: '#1f77b4', kind: 'step', scale: 'y2' },
+    ],
+  },
+] as const satisfies readonly ChartSpec[];
+
+export type ChartId =
+  | (typeof CHARTS)[number]['id']
+  | typeof LATENCY_CHART.id
+  | (typeof SPROUT_CHARTS)[number]['id']
+  | (typeof REMY_CHARTS)[number]['id'];
+
+/** Which controller-specific charts and rows a session gets. */
+export type ControllerFamily = 'pcc' | 'sprout' | 'remy';
+
+/** The family of a `hello.cc` name: Sprout's two variants, Remy, or PCC's charts (the rest). */
+export function controllerFamily(cc: unknown): ControllerFamily {
+  if (typeof cc !== 'string') return 'pcc';
+  const name = cc.split(':')[0] ?? '';
+  if (name === 'sprout' || name.startsWith('sprout-')) return 'sprout';
+  if (name === 'remy') return 'remy';
+  return 'pcc';
+}
+
+// PCC's own charts, replaced by the family's for Sprout and Remy sessions.
+const PCC_ONLY: readonly string[] = ['utility', 'state'];
+/** Forecast entries drawn: within 1 and 4 ticks, and the last (the horizon). */
+const FORECAST_TICKS = [1, 4] as const;
 
 // Points (canvas arcs) cost far more to draw than lines: only utility and the MI state are
 // drawn as points; the other MI series are lines through the MI values.
@@ -197,6 +293,11 @@ export class DashboardModel {
   private pendingProbe: PendingProbe | null = null;
   private stallOpen: Interval | null = null;
   private latencyShown = false;
+  private familyNow: ControllerFamily = 'pcc';
+  private lastSprout: Record<string, unknown> | null = null;
+  private lastRemy: Record<string, unknown> | null = null;
+  /** Sprout's tick (s): 20 ms unless the session set `cc.tick_ms`. */
+  private sproutTickS = 0.02;
   latestX = 0;
 
   constructor(
@@ -204,14 +305,37 @@ export class DashboardModel {
     capacity = 6000,
   ) {
     const tables = {} as Record<ChartId, SeriesTable>;
-    for (const chart of [...CHARTS, LATENCY_CHART]) tables[chart.id] = new SeriesTable(chart.series.length, capacity);
+    for (const chart of [...CHARTS, LATENCY_CHART, ...SPROUT_CHARTS, ...REMY_CHARTS]) {
+      tables[chart.id] = new SeriesTable(chart.series.length, capacity);
+    }
     this.tables = tables;
   }
 
-  /** The charts drawn: CHARTS, plus the latency chart after RTT once latency is on. */
+  /**
+   * The charts drawn: CHARTS (for Sprout and Remy sessions their own charts after the
+   * window chart instead of PCC's utility and state), plus the latency chart after RTT once
+   * latency is on.
+   */
   get charts(): readonly ChartSpec[] {
-    if (!this.latencyShown) return CHARTS;
-    return [...CHARTS.slice(0, 2), LATENCY_CHART, ...CHARTS.slice(2)];
+    let charts: readonly ChartSpec[] = CHARTS;
+    if (this.familyNow !== 'pcc') {
+      const own = this.familyNow === 'sprout' ? SPROUT_CHARTS : REMY_CHARTS;
+      const common = CHARTS.filter((c) => !PCC_ONLY.includes(c.id));
+      const at = common.findIndex((c) => c.id === 'window') + 1;
+      charts = [...common.slice(0, at), ...own, ...common.slice(at)];
+    }
+    if (!this.latencyShown) return charts;
+    return [...charts.slice(0, 2), LATENCY_CHART, ...charts.slice(2)];
+  }
+
+  /** The session's controller family (from `hello.cc`, or the first Sprout/Remy record). */
+  get family(): ControllerFamily {
+    return this.familyNow;
+  }
+
+  /** Changes whenever `charts` does: a mounted view must be rebuilt. */
+  get chartsKey(): string {
+    return `${this.familyNow}:${this.latencyShown ? 'latency' : ''}`;
   }
 
   /** Draw the latency chart (live mode; call before the view is mounted). */
@@ -244,6 +368,10 @@ export class DashboardModel {
     if (record.type === 'hello') {
       if (this.hello === null) {
         this.hello = record as TelemetryRecord;
+        this.familyNow = controllerFamily(record['cc']);
+        const params = record['cc_params'];
+        const tickMs = typeof params === 'object' && params !== null ? Number((params as Record<string, unknown>)['tick_ms']) : NaN;
+        if (Number.isFinite(tickMs) && tickMs > 0) this.sproutTickS = tickMs / 1000;
         const t0Us = num(record['t0_us']);
         this.t0Ms = t0Us === null ? 0 : t0Us / 1000;
       }
@@ -263,6 +391,14 @@ export class DashboardModel {
         break;
       case 'link':
         this.link(x, record);
+        break;
+      case 'sprout':
+        this.familyNow = 'sprout';
+        this.sprout(x, record);
+        break;
+      case 'remy':
+        this.familyNow = 'remy';
+        this.remy(x, record);
         break;
       case 'player':
         this.player(x, record as PlayerRecord);
@@ -343,6 +479,59 @@ export class DashboardModel {
     this.tables.rtt.add(x, [null, null, null, null, num(r['base_rtt_ms'])]);
     const q = num(r['queue_bytes']);
     this.tables.window.add(x, [null, null, q === null ? null : q / 1000]);
+  }
+
+  private sprout(x: number, r: Record<string, unknown>): void {
+    this.lastSprout = r;
+    const forecast = Array.isArray(r['forecast_packets']) ? (r['forecast_packets'] as unknown[]).map(num) : [];
+    const last = forecast.length > 0 ? (forecast[forecast.length - 1] ?? null) : null;
+    // The forecast's rate: its last cumulative count over its horizon.
+    const tickS = this.sproutTickS;
+    const cautiousPps = last !== null && forecast.length > 0 ? last / (forecast.length * tickS) : null;
+    const arrived = num(r['arrived_packets']);
+    this.tables['sprout-rate'].add(x, [mbps(r['allowed_rate_bps']), arrived === null ? null : arrived / tickS, num(r['rate_mean_pps']), cautiousPps]);
+    const within = FORECAST_TICKS.map((n) => (forecast.length >= n ? (forecast[n - 1] ?? null) : null));
+    this.tables['sprout-forecast'].add(x, [...within, last, num(r['arrived_packets']), num(r['queue_estimate_packets'])]);
+  }
+
+  private remy(x: number, r: Record<string, unknown>): void {
+    this.lastRemy = r;
+    this.tables['remy-memory'].add(x, [num(r['rec_send_ewma']), num(r['rec_rec_ewma']), num(r['slow_rec_rec_ewma']), num(r['queueing_delay']), num(r['rtt_ratio'])]);
+    this.tables['remy-rule'].add(x, [num(r['rule']), num(r['intersend_ms'])]);
+    this.tables['remy-window'].add(x, [num(r['window_increment']), num(r['window_multiple'])]);
+  }
+
+  /** Rows for the metrics table: the latest Sprout forecast or Remy rule (none for PCC). */
+  controllerRows(): [string, string][] {
+    const f = (v: unknown, digits = 1): string => {
+      const n = num(v);
+      return n === null ? '–' : n.toFixed(digits);
+    };
+    const s = this.lastSprout;
+    if (this.familyNow === 'sprout' && s !== null) {
+      const forecast = Array.isArray(s['forecast_packets']) ? (s['forecast_packets'] as unknown[]).map((v) => f(v, 0)).join(', ') : null;
+      const busy = s['busy'] === true ? ' (queue busy)' : s['busy'] === false ? ' (sender-limited)' : '';
+      const rows: [string, string][] = [
+        ['Sprout: model mean rate', `${f(s['rate_mean_pps'], 0)} packets/s`],
+        ['Sprout: window allowed', `${f(num(s['window_bytes']) === null ? null : (num(s['window_bytes']) as number) / 1000)} kB = ${f(mbps(s['allowed_rate_bps']), 2)} Mbit/s`],
+        ['Sprout: queue estimate', `${f(s['queue_estimate_packets'], 0)} packets`],
+        ['Sprout: arrivals in the last tick', `${f(s['arrived_packets'])} packets${busy}`],
+      ];
+      if (forecast !== null) rows.splice(1, 0, ['Sprout: cautious forecast (cumulative packets per tick)', forecast]);
+      return rows;
+    }
+    const r = this.lastRemy;
+    if (this.familyNow === 'remy' && r !== null) {
+      const inc = num(r['window_increment']);
+      return [
+        ['Remy: rule fired', `#${f(r['rule'], 0)}`],
+        ['Remy: action', `window × ${f(r['window_multiple'], 3)} ${inc !== null && inc < 0 ? '−' : '+'} ${inc === null ? '–' : Math.abs(inc)} packets, intersend ${f(r['intersend_ms'], 2)} ms`],
+        ['Remy: window', `${f(r['window_packets'], 0)} packets`],
+        ['Remy: send / receive EWMA', `${f(r['rec_send_ewma'], 2)} / ${f(r['rec_rec_ewma'], 2)} ms (slow: ${f(r['slow_rec_rec_ewma'], 2)} ms)`],
+        ['Remy: RTT ratio', f(r['rtt_ratio'], 3)],
+      ];
+    }
+    return [];
   }
 
   private player(x: number, r: PlayerRecord): void {

@@ -6,6 +6,8 @@ export interface PanelExtras {
   throughputKbps: number | null;
   decision: string | null;
   telemetryRecords: number;
+  /** The controller's own rows (Sprout's forecast, Remy's rule), after 'congestion control'. */
+  controllerRows?: [string, string][];
 }
 
 const fmt = (x: number, digits = 2): string => (Number.isFinite(x) ? x.toFixed(digits) : '–');
@@ -59,6 +61,7 @@ export class MetricsPanel {
       ['throughput estimate', extras.throughputKbps === null ? '–' : `${fmt(extras.throughputKbps, 0)} kbit/s`],
       ['ABR decision', extras.decision ?? '–'],
       ['congestion control', extras.cc ?? '–'],
+      ...(extras.controllerRows ?? []),
       ['telemetry records', String(extras.telemetryRecords)],
       ['session', extras.session ?? '–'],
       ['ended', String(m.ended)],
