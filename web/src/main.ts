@@ -90,6 +90,7 @@ window.pccstream = {
   dashboard: () => dashboard.snapshot(),
   recording: () => dashboard.jsonLines(),
   setDashboardVisible: (visible: boolean) => showDashboard(visible),
+  liveAbrTrace: () => (player instanceof LivePlayer ? player.abrTrace() : null),
 };
 
 telemetry.onRecord = (record) => {

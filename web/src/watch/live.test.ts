@@ -196,7 +196,7 @@ function params(live: Partial<NonNullable<PlayerParams['live']>> = {}, over: Par
     autoplay: true,
     prefetch: false,
     forwarded: [],
-    live: { targetLatencyMs: 1000, keepMs: null, rendition: null, ...live },
+    live: { targetLatencyMs: 1000, keepMs: null, rendition: null, abr: false, ...live },
     ...over,
   };
 }
