@@ -128,3 +128,15 @@ def test_designs_without_live_keep_their_ids():
     """Adding target_latency_ms must not change the id of an experiment designed before."""
     design = make()
     assert "target_latency_ms" not in design.to_dict()
+
+
+def test_live_abr_designs_are_live_only_and_keep_earlier_ids():
+    plain = make(arms=("vivace", "webrtc"), mode="live", bitrate_kbps=2500)
+    assert "live_abr" not in plain.to_dict()
+    design = make(arms=("vivace", "webrtc"), mode="live", bitrate_kbps=2500, live_abr=True)
+    assert design.to_dict()["live_abr"] is True
+    assert design.experiment_id != plain.experiment_id
+    assert Design.from_dict(design.to_dict()) == design
+    assert "live ABR up to 2500 kbit/s, target 1000 ms" in design.scenario_label
+    with pytest.raises(UserError, match="--abr is live ABR"):
+        make(mode="fixed", bitrate_kbps=3000, live_abr=True)

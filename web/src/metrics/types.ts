@@ -107,4 +107,7 @@ export interface Metrics extends Omit<PlaybackSnapshot, 'state'>, LiveMetrics, H
   state: PlayerState;
   bufferSeconds: number;
   currentTime: number;
+  /** The picture's size now (video.videoWidth/videoHeight; null before the first frame), as the WebRTC receiver's. */
+  frameWidth: number | null;
+  frameHeight: number | null;
 }
