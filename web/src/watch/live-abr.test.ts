@@ -97,10 +97,12 @@ describe('LiveAbr on a simulated bottleneck', () => {
   it('steps down at once on a lost group or a queue above half the target', () => {
     const abr = new LiveAbr(LADDER, { groupS: 0.5, targetS: 0.3, initial: 3 });
     expect(abr.onGroupEnd(7, false, { latencyS: 0.5, bufferS: 0 })).toMatchObject({ rendition: 2, reason: 'dropped' });
-    // a group whose last chunk sat 200 ms in a queue (base delay 20 ms)
+    // a group whose last chunks sat 200 ms in a queue (base delay 20 ms)
     abr.onChunk({ group: 8, rendition: 2, bytes: 10_000, captureMs: 0, arrivalMs: 20 });
-    abr.onChunk({ group: 8, rendition: 2, bytes: 10_000, captureMs: 33, arrivalMs: 253 });
-    expect(abr.onGroupEnd(8, true, { latencyS: 0.4, bufferS: 0.1 })).toMatchObject({ rendition: 1, reason: 'latency', queueDelayMs: 200 });
+    for (let j = 1; j <= 4; j++) abr.onChunk({ group: 8, rendition: 2, bytes: 10_000, captureMs: 33 * j, arrivalMs: 33 * j + 220 });
+    // 50 kB arrived in the last second (400 kbit/s): below 750k, so down to 300k at once
+    expect(abr.deliveredKbps()).toBe(400);
+    expect(abr.onGroupEnd(8, true, { latencyS: 0.4, bufferS: 0.1 })).toMatchObject({ rendition: 0, reason: 'latency', queueDelayMs: 200 });
   });
 
   it('measures throughput with the idle gaps removed', () => {
@@ -109,12 +111,23 @@ describe('LiveAbr on a simulated bottleneck', () => {
     abr.onChunk({ group: 1, rendition: 0, bytes: 1250, captureMs: 0, arrivalMs: 20 });
     // a keyframe on an idle path: 8 ms more for its 5000 extra bytes (5 Mbit/s)
     abr.onChunk({ group: 2, rendition: 0, bytes: 6250, captureMs: 100, arrivalMs: 128 });
-    // captured before the keyframe had arrived: queued behind it, 4 ms for 2500 bytes
-    abr.onChunk({ group: 2, rendition: 0, bytes: 2500, captureMs: 105, arrivalMs: 132 });
-    // a second later, a small frame on the idle path again: no bytes beyond the base chunk's
+    // a later keyframe the page read 30 ms late: a lower sample, not the throughput
+    abr.onChunk({ group: 2, rendition: 0, bytes: 6250, captureMs: 600, arrivalMs: 658 });
     abr.onChunk({ group: 2, rendition: 0, bytes: 1000, captureMs: 1100, arrivalMs: 1121 });
     const d = abr.onGroupEnd(2, true, { latencyS: 0.5, bufferS: 0.5 });
-    // (5000 + 2500) bytes in 12 ms, not the source's pace
+    // the idle path's best keyframe sample, not the source's pace
     expect(d).toMatchObject({ reason: 'startup', throughputKbps: 5000, queueDelayMs: 1 });
+  });
+
+  it('measures a group that queued throughout from its first capture to its last arrival', () => {
+    const abr = new LiveAbr(LADDER, { groupS: 0.5, targetS: 1, initial: 0 });
+    abr.onChunk({ group: 1, rendition: 0, bytes: 1000, captureMs: 0, arrivalMs: 20 });
+    // group 2: 15 chunks of 2500 bytes, each captured every 33⅓ ms, each arriving 50 ms after
+    // the one before (a 400 kbit/s path): every chunk queued
+    for (let j = 0; j < 15; j++) abr.onChunk({ group: 2, rendition: 0, bytes: 2500, captureMs: 500 + j * FRAME_MS, arrivalMs: 600 + j * 50 });
+    abr.onGroupEnd(2, true, { latencyS: 0.5, bufferS: 0.5 });
+    // 37.5 kB from 520 ms (capture + base delay) to 1300 ms
+    expect(abr.lastThroughputKbps).toBeCloseTo((37_500 * 8) / 780, 6);
+    expect(abr.rendition).toBe(0);
   });
 });

@@ -10,26 +10,34 @@
  * chosen bitrates have run ahead of the measured throughput (the buffer displacement), and the
  * rendition is the one closest to the expected bitrate b·w. Changes for a live channel of
  * one-frame chunks (docs/live.md, "Live ABR"):
- * - Throughput per group with idle gaps removed. A chunk that was captured before the one
- *   ahead of it had arrived (capture + base delay ≤ previous arrival; base delay = the
- *   windowed minimum of arrival − capture) queued behind it: its transfer time is the gap
- *   between the two arrivals. A chunk that found the path idle took its excess delay
- *   (arrival − capture − base delay) to carry its bytes beyond those of the chunk that set the
- *   base delay (a keyframe's excess over a small frame is its extra serialization). The
- *   group's throughput is those bytes over those times. (dash.js measures a whole segment
- *   request; a live channel has no request per group, and the source's pace would otherwise be
- *   measured instead of the path's.)
+ * - Throughput per group with idle gaps removed, robust to a busy page: arrival times are
+ *   when the page's event loop got to a chunk, up to ~100 ms late on a loaded machine, so only
+ *   minima of delays are trusted (lateness only adds). The base delay is the windowed minimum
+ *   of arrival − capture; a chunk's queueing delay is its excess over it.
+ *   - A group whose chunks all queued (its minimum queueing delay above QUEUED_MS) kept the
+ *     path busy from its first frame's capture (+ base delay) to its last arrival: its bytes
+ *     over that time.
+ *   - Otherwise the path idled between frames; what it can carry shows in keyframes (several
+ *     times a frame, sent as one burst at the controller's pace): a keyframe's bytes beyond
+ *     the base chunk's, over its queueing delay, is a rate sample, and the highest sample of
+ *     the last KEY_WINDOW_MS (the least delayed by the page) is the throughput.
+ *   (dash.js measures a whole segment request; a live channel has no request per group, and the
+ *   source's pace would otherwise be measured instead of the path's.)
  * - Step V is the group duration; the playback-rate factor of dash.js is dropped (a live
  *   source produces in real time whatever the playback rate; catching up drains the buffer,
  *   not the link).
  * - Start-up: the first STARTUP_GROUPS measured groups pick the highest rendition below
  *   STARTUP_SAFETY × the measured throughput (dash.js waits for a 1.5 s buffer, which a 300 ms
  *   latency target never holds).
- * - Up-switches: one step at a time (as dash.js) and only when the next rendition is below the
- *   throughput divided by UP_MARGIN (keyframes arrive as bursts above the mean bitrate).
+ * - Up-switches: one step at a time (as dash.js), only when the next rendition is below the
+ *   throughput divided by UP_MARGIN (keyframes arrive as bursts above the mean bitrate), and
+ *   not within UP_HOLD_GROUPS of a down-switch. Down-switches by throughput only when the
+ *   current rendition is above the throughput (the learner's expected bitrate may drift below
+ *   a rendition the path still carries; dash.js would follow it, and oscillate).
  * - Latency and buffer guard: a group the player lost (reset by the server, or given up as
- *   too late), a queueing delay (arrival − capture − base delay) above LATENCY_SHARE of the
- *   target, or a buffer below one frame while the latency is over target steps down at once
+ *   too late), a queueing delay (the minimum over the group's last GUARD_CHUNKS chunks) above
+ *   LATENCY_SHARE of the target, or a buffer below one frame while the latency is over target
+ *   steps down at once (to below the rate delivered over the last second, if that is lower)
  *   and raises Q as dash.js does on over-estimation, so the learner does not climb right back.
  */
 
@@ -77,14 +85,26 @@ export const LIVE_ABR = {
   STARTUP_SAFETY: 0.8,
   /** An up-switch needs throughput ≥ this × the next rendition's bitrate. */
   UP_MARGIN: 1.2,
+  /** No up-switch for this many groups after a down-switch. */
+  UP_HOLD_GROUPS: 4,
   /** Queueing delay above this share of the target latency is a step down. */
   LATENCY_SHARE: 0.5,
   /** ...but never below this, ms (the base delay's own jitter). */
   MIN_QUEUE_LIMIT_MS: 60,
-  /** The base delay is the minimum of arrival − capture over this window, ms. */
-  BASE_WINDOW_MS: 5000,
-  /** A group transfer shorter than this is measured as this long, ms (timer granularity). */
-  MIN_BUSY_MS: 4,
+  /** The base delay is the minimum of arrival − capture over this window, ms (BBR's min-RTT window). */
+  BASE_WINDOW_MS: 10_000,
+  /** The delivered rate (what arrived, whatever group) is measured over this window, ms. */
+  DELIVERED_WINDOW_MS: 1000,
+  /** A group whose every chunk queued longer than this kept the path busy, ms (one frame). */
+  QUEUED_MS: 33,
+  /** A chunk this many times the base chunk's size is a keyframe burst (a rate sample). */
+  KEY_FACTOR: 3,
+  /** Keyframe rate samples are kept this long, ms. */
+  KEY_WINDOW_MS: 3000,
+  /** A queueing delay below this is timer granularity, ms. */
+  MIN_DELAY_MS: 2,
+  /** The guard's queueing delay is the minimum over this many last chunks of a group. */
+  GUARD_CHUNKS: 4,
   /** A buffer below this (one frame at 30 fps) is about to stall, s. */
   LOW_BUFFER_S: 1 / 30,
 } as const;
@@ -92,8 +112,13 @@ export const LIVE_ABR = {
 interface GroupMeasure {
   rendition: number;
   bytes: number;
-  busyMs: number;
-  lastQueueMs: number;
+  /** Capture of the first chunk seen + the base delay then: when the path could start. */
+  startMs: number;
+  lastArrivalMs: number;
+  /** Smallest queueing delay of the group's chunks, ms. */
+  minQueueMs: number;
+  /** Queueing delays of the last GUARD_CHUNKS chunks, ms. */
+  recentQueueMs: number[];
 }
 
 /** Project y onto the probability simplex (Duchi et al. 2008; arXiv:1101.6081). */
@@ -126,8 +151,15 @@ export class LiveAbr {
   private readonly groups = new Map<number, GroupMeasure>();
   /** Recent chunks' arrival ms, arrival − capture ms and bytes, for the base delay. */
   private delays: Array<{ arrivalMs: number; delayMs: number; bytes: number }> = [];
-  private lastArrivalMs = -Infinity;
+  /** Recent chunks (arrival ms, bytes): the delivered rate. */
+  private arrivals: Array<{ arrivalMs: number; bytes: number }> = [];
+  /** Keyframe rate samples: (arrival ms, kbit/s). */
+  private keySamples: Array<{ arrivalMs: number; kbps: number }> = [];
   private measured = 0;
+  /** Groups ended since the last down-switch. */
+  private sinceDown = Infinity;
+  /** The throughput of the last group ended, kbit/s (null: nothing to go by). */
+  lastThroughputKbps: number | null = null;
   /** Ladder position in use (the last decision). */
   private position: number;
   private w: number[];
@@ -189,22 +221,40 @@ export class LiveAbr {
     const horizon = c.arrivalMs - LIVE_ABR.BASE_WINDOW_MS;
     while (this.delays.length > 1 && (this.delays[0] as { arrivalMs: number }).arrivalMs < horizon) this.delays.shift();
     const base = this.base() as { delayMs: number; bytes: number };
+    const queueMs = delayMs - base.delayMs;
     let g = this.groups.get(c.group);
     if (g === undefined) {
-      g = { rendition: c.rendition, bytes: 0, busyMs: 0, lastQueueMs: 0 };
+      g = { rendition: c.rendition, bytes: 0, startMs: c.captureMs + base.delayMs, lastArrivalMs: c.arrivalMs, minQueueMs: Infinity, recentQueueMs: [] };
       this.groups.set(c.group, g);
     }
-    if (c.captureMs + base.delayMs <= this.lastArrivalMs) {
-      // Queued behind the chunk before it: the path was busy between the two arrivals.
-      g.bytes += c.bytes;
-      g.busyMs += Math.max(0, c.arrivalMs - this.lastArrivalMs);
-    } else if (c.bytes > base.bytes) {
-      // The path was idle: the excess delay carried the bytes beyond the base chunk's.
-      g.bytes += c.bytes - base.bytes;
-      g.busyMs += Math.max(0, delayMs - base.delayMs);
+    g.bytes += c.bytes;
+    g.lastArrivalMs = Math.max(g.lastArrivalMs, c.arrivalMs);
+    g.minQueueMs = Math.min(g.minQueueMs, queueMs);
+    g.recentQueueMs.push(queueMs);
+    if (g.recentQueueMs.length > LIVE_ABR.GUARD_CHUNKS) g.recentQueueMs.shift();
+    if (c.bytes >= LIVE_ABR.KEY_FACTOR * base.bytes) {
+      const kbps = ((c.bytes - base.bytes) * 8) / Math.max(queueMs, LIVE_ABR.MIN_DELAY_MS);
+      this.keySamples.push({ arrivalMs: c.arrivalMs, kbps });
     }
-    this.lastArrivalMs = Math.max(this.lastArrivalMs, c.arrivalMs);
-    g.lastQueueMs = delayMs - base.delayMs;
+    this.arrivals.push({ arrivalMs: c.arrivalMs, bytes: c.bytes });
+    const deliveredHorizon = c.arrivalMs - LIVE_ABR.DELIVERED_WINDOW_MS;
+    while (this.arrivals.length > 1 && (this.arrivals[0] as { arrivalMs: number }).arrivalMs < deliveredHorizon) this.arrivals.shift();
+    const keyHorizon = c.arrivalMs - LIVE_ABR.KEY_WINDOW_MS;
+    while (this.keySamples.length > 1 && (this.keySamples[0] as { arrivalMs: number }).arrivalMs < keyHorizon) this.keySamples.shift();
+  }
+
+  /** What arrived over the last DELIVERED_WINDOW_MS, kbit/s (null: nothing yet). */
+  deliveredKbps(): number | null {
+    if (this.arrivals.length === 0) return null;
+    return (this.arrivals.reduce((n, a) => n + a.bytes, 0) * 8) / LIVE_ABR.DELIVERED_WINDOW_MS;
+  }
+
+  /** Throughput of a finished group, kbit/s (null: nothing to go by). */
+  private throughput(g: GroupMeasure): number | null {
+    if (g.bytes === 0) return null;
+    if (g.minQueueMs > LIVE_ABR.QUEUED_MS) return (g.bytes * 8) / Math.max(g.lastArrivalMs - g.startMs, LIVE_ABR.MIN_DELAY_MS);
+    if (this.keySamples.length === 0) return null;
+    return Math.max(...this.keySamples.map((k) => k.kbps));
   }
 
   /**
@@ -216,13 +266,17 @@ export class LiveAbr {
     const g = this.groups.get(group);
     this.groups.delete(group);
     for (const old of [...this.groups.keys()]) if (old < group - 8) this.groups.delete(old);
-    const throughputKbps = g && g.bytes > 0 ? (g.bytes * 8) / Math.max(g.busyMs, LIVE_ABR.MIN_BUSY_MS) : null;
-    const queueMs = g ? g.lastQueueMs : null;
+    const throughputKbps = g ? this.throughput(g) : null;
+    this.lastThroughputKbps = throughputKbps;
+    const queueMs = g && g.recentQueueMs.length > 0 ? Math.min(...g.recentQueueMs) : null;
     const before = this.position;
+    this.sinceDown += 1;
 
     const guard = this.guard(completed, queueMs, state);
     if (guard !== null) {
-      this.stepDown(throughputKbps);
+      // Lost or queued: the path is saturated, so what arrives is what it carries.
+      const delivered = this.deliveredKbps();
+      this.stepDown(throughputKbps === null ? delivered : delivered === null ? throughputKbps : Math.min(throughputKbps, delivered));
       return this.decision(before, guard, throughputKbps, queueMs);
     }
     if (throughputKbps === null || !completed) return null;
@@ -247,6 +301,7 @@ export class LiveAbr {
 
   private decision(before: number, reason: SwitchReason, throughputKbps: number | null, queueMs: number | null): AbrDecision | null {
     if (this.position === before) return null;
+    if (this.position < before) this.sinceDown = 0;
     return {
       rendition: this.rendition,
       reason,
@@ -264,7 +319,7 @@ export class LiveAbr {
     return k;
   }
 
-  /** One step down, to below the measured throughput if that is lower; Q raised. */
+  /** One step down, or to below `kbps` (the path's rate) if that is lower; Q raised. */
   private stepDown(throughputKbps: number | null): void {
     let k = Math.max(0, this.position - 1);
     if (throughputKbps !== null) k = Math.min(k, this.highestBelow(throughputKbps));
@@ -293,9 +348,11 @@ export class LiveAbr {
       if (Math.abs(b - expected) < Math.abs((this.kbps[k] as number) - expected)) k = i;
     });
     if (k > this.position) {
-      // Cautious ascent: one step, and only with headroom for the next rendition.
+      // Cautious ascent: one step, with headroom for the next rendition, not right after a drop.
       const next = this.kbps[this.position + 1] as number;
-      k = next * LIVE_ABR.UP_MARGIN <= thr ? this.position + 1 : this.position;
+      k = next * LIVE_ABR.UP_MARGIN <= thr && this.sinceDown >= LIVE_ABR.UP_HOLD_GROUPS ? this.position + 1 : this.position;
+    } else if (k < this.position && (this.kbps[this.position] as number) <= thr) {
+      k = this.position; // the path still carries the current rendition
     }
     if ((this.kbps[k] as number) >= thr) this.q = LIVE_ABR.REACT * Math.max(this.vl, this.q);
     this.position = k;

@@ -138,7 +138,7 @@ class FakeChannel {
       const upTo = Math.min(F, arrivedFrame - g * F + 1, this.starve.get(g) ?? F);
       while (s.sent < upTo) {
         const frame = s.sent;
-        const payload = new Uint8Array(this.chunkBytes);
+        const payload = new Uint8Array(frame === 0 ? 4 * this.chunkBytes : this.chunkBytes); // a keyframe first
         new DataView(payload.buffer).setUint32(0, g);
         new DataView(payload.buffer).setUint16(4, frame);
         const bytes = encodeLiveGroup({ rendition: this.rendition, group: g, captureUs: 0 }, [{ firstFrame: frame, frameCount: 1, data: payload }]);
@@ -401,8 +401,7 @@ describe('LivePlayer', () => {
 
   it('with abr=1 starts on the lowest rendition under the cap and switches up at group boundaries', async () => {
     const channel = new FakeChannel([300_000, 750_000, 1_500_000, 2_500_000, 3_000_000]);
-    // Each chunk is 20 kB: the keyframe's excess delay is not measurable on this fake link, but
-    // chunks of the same tick queue behind each other, so throughput is high.
+    // 20 kB frames, 80 kB keyframes, arriving within a 50 ms tick of their capture: a fast link.
     channel.chunkBytes = 20_000;
     const h = harness(channel, params({ abr: true, targetLatencyMs: 1000 }, { bitrateKbps: 2500 }));
     await h.advance(15);

@@ -32,6 +32,13 @@ import { selectLiveRendition } from './live-rendition';
 import { selectFixedRendition } from './rendition';
 import type { BufferLike, PlayerHooks } from './player';
 
+/**
+ * With live ABR, skip when the latency is this much over target (instead of
+ * LIVE_CONTROL.SKIP_S): after a step down the new rendition's groups arrive in time, so
+ * catching up at ≤ 1.1× over the backlog the old one left would hold the latency up for
+ * seconds; skipping to them brings it back at once.
+ */
+export const LIVE_ABR_SKIP_S = 0.25;
 /** Control loop period. */
 export const LIVE_TICK_MS = 50;
 /** Played media kept behind the playhead (older media is removed from the SourceBuffer). */
@@ -432,8 +439,9 @@ export class LivePlayer implements ViewerPlayer {
     scheduler.targetPositionS = edge - this.targetS;
     // Data the feed waits for that would be shown more than target + SKIP_S late is given up
     // when a newer group's start is in (the control loop then seeks over the gap).
+    const skipS = this.abr !== null ? LIVE_ABR_SKIP_S : LIVE_CONTROL.SKIP_S;
     const need = scheduler.nextNeededS();
-    if (need !== null && edge - need > this.targetS + LIVE_CONTROL.SKIP_S && scheduler.skipForward()) void this.pump();
+    if (need !== null && edge - need > this.targetS + skipS && scheduler.skipForward()) void this.pump();
 
     const ranges: Range[] = buffer.ranges();
     const t = this.video.currentTime;
@@ -457,7 +465,7 @@ export class LivePlayer implements ViewerPlayer {
       return;
     }
 
-    const d = control({ liveEdge: edge, currentTime: t, ranges, targetS: this.targetS, mode: this.rateMode });
+    const d = control({ liveEdge: edge, currentTime: t, ranges, targetS: this.targetS, mode: this.rateMode, skipS });
     this.rateMode = d.mode;
     if (d.seekTo !== null) {
       this.video.currentTime = d.seekTo;
