@@ -180,6 +180,11 @@ async function start(): Promise<void> {
             const m = player instanceof LivePlayer ? player.metrics(null, video.playbackRate) : null;
             return { latencyMs: latencyTracker.lastMs, mediaLatencyMs: m?.mediaLatencyMs ?? null, targetLatencyMs: params.live?.targetLatencyMs ?? null };
           },
+          abrSwitches: () => {
+            const log = player instanceof LivePlayer ? player.switchLog : [];
+            const last = log[log.length - 1];
+            return { count: log.length, last: last ? { toKbps: last.toKbps, reason: last.reason } : null };
+          },
         }
       : {}),
   });
