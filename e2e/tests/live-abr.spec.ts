@@ -129,7 +129,8 @@ test('live ABR: a throttled link makes it step down, and latency is back below t
     mkdirSync(out, { recursive: true });
     // Wall clock (the trace's arrivalMs) at the throttle: this process shares the browser's.
     const throttleAtMs = Math.round(Date.now() - (performance.now() - emulator.startedAtMs) + THROTTLE_AT_S * 1000);
-    writeFileSync(join(out, 'live-abr-throttle.json'), JSON.stringify({ ...trace, throttleAtMs, throttledKbps: THROTTLED_KBPS }));
+    const decisions = log.map((e) => [e.toKbps, e.reason]);
+    writeFileSync(join(out, 'live-abr-throttle.json'), JSON.stringify({ ...trace, throttleAtMs, throttledKbps: THROTTLED_KBPS, decisions }));
   }
 
   expect(before.error).toBeNull();
@@ -143,4 +144,27 @@ test('live ABR: a throttled link makes it step down, and latency is back below t
   // ...and the latency below the target again within 5 s (and staying there).
   expect(figures.recoveredAfterS).toBeLessThanOrEqual(RECOVER_S);
   expect(samples.filter(([t]) => t > THROTTLE_AT_S + RECOVER_S).length).toBeGreaterThan(5);
+});
+
+/**
+ * Records the unit tests' second arrival trace (web/src/watch/testdata/live-abr-rttflap.json):
+ * live ABR up to 2500k at a 300 ms target through `video-rttflap` at 1.1 × 2.5 Mbit/s. Not a
+ * check: runs only with PCCSTREAM_TRACE_DIR set.
+ */
+test('live ABR: record an arrival trace on video-rttflap', async ({ page }) => {
+  const out = process.env['PCCSTREAM_TRACE_DIR'];
+  test.skip(out === undefined, 'records a trace only with PCCSTREAM_TRACE_DIR');
+  test.setTimeout(90_000);
+  const flap = await startEmulator(server.info.quic_port, ['--scenario', 'video-rttflap:bitrate_kbps=2500', '--seed', '1']);
+  try {
+    await page.goto(playerUrl(server.info.page_url, { mode: 'live', abr: 1, bitrate: 2500, latency: 300, server: `https://127.0.0.1:${flap.port}/stream` }));
+    await sampleUntil(page, flap, 40);
+    const trace = await page.evaluate(() => window.pccstream.liveAbrTrace());
+    const m = await liveMetrics(page);
+    const decisions = (m.bitrateSwitchLog ?? []).map((e) => [e.toKbps, e.reason]);
+    mkdirSync(out as string, { recursive: true });
+    writeFileSync(join(out as string, 'live-abr-rttflap.json'), JSON.stringify({ ...trace, decisions }));
+  } finally {
+    await flap.stop();
+  }
 });

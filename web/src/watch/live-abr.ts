@@ -31,13 +31,14 @@
  *   latency target never holds).
  * - Up-switches: one step at a time (as dash.js), only when the next rendition is below the
  *   throughput divided by UP_MARGIN (keyframes arrive as bursts above the mean bitrate), and
- *   not within UP_HOLD_GROUPS of a down-switch. Down-switches by throughput only when the
+ *   not within UP_HOLD_GROUPS of a down-switch (GUARD_HOLD_GROUPS after a guard's). Down-switches by throughput only when the
  *   current rendition is above the throughput (the learner's expected bitrate may drift below
  *   a rendition the path still carries; dash.js would follow it, and oscillate).
  * - Latency and buffer guard: a group the player lost (reset by the server, or given up as
  *   too late), a queueing delay (the minimum over the group's last GUARD_CHUNKS chunks) above
  *   LATENCY_SHARE of the target, or a buffer below one frame while the latency is over target
- *   steps down at once (to below the rate delivered over the last second, if that is lower)
+ *   steps down at once (to below GUARD_SAFETY × the rate delivered over the last second, if
+ *   that is lower)
  *   and raises Q as dash.js does on over-estimation, so the learner does not climb right back.
  */
 
@@ -85,8 +86,12 @@ export const LIVE_ABR = {
   STARTUP_SAFETY: 0.8,
   /** An up-switch needs throughput ≥ this × the next rendition's bitrate. */
   UP_MARGIN: 1.2,
-  /** No up-switch for this many groups after a down-switch. */
+  /** No up-switch for this many groups after a down-switch by throughput... */
   UP_HOLD_GROUPS: 4,
+  /** ...or after one by the guard (loss, queueing, empty buffer: the path was overloaded). */
+  GUARD_HOLD_GROUPS: 10,
+  /** After a guard, the rendition is below this share of the rate delivered over the last second. */
+  GUARD_SAFETY: 0.8,
   /** Queueing delay above this share of the target latency is a step down. */
   LATENCY_SHARE: 0.5,
   /** ...but never below this, ms (the base delay's own jitter). */
@@ -156,8 +161,9 @@ export class LiveAbr {
   /** Keyframe rate samples: (arrival ms, kbit/s). */
   private keySamples: Array<{ arrivalMs: number; kbps: number }> = [];
   private measured = 0;
-  /** Groups ended since the last down-switch. */
+  /** Groups ended since the last down-switch, and how many must pass before an up-switch. */
   private sinceDown = Infinity;
+  private hold: number = LIVE_ABR.UP_HOLD_GROUPS;
   /** The throughput of the last group ended, kbit/s (null: nothing to go by). */
   lastThroughputKbps: number | null = null;
   /** Ladder position in use (the last decision). */
@@ -276,8 +282,11 @@ export class LiveAbr {
     if (guard !== null) {
       // Lost or queued: the path is saturated, so what arrives is what it carries.
       const delivered = this.deliveredKbps();
-      this.stepDown(throughputKbps === null ? delivered : delivered === null ? throughputKbps : Math.min(throughputKbps, delivered));
-      return this.decision(before, guard, throughputKbps, queueMs);
+      const rate = delivered === null ? null : LIVE_ABR.GUARD_SAFETY * delivered;
+      this.stepDown(throughputKbps === null ? rate : rate === null ? throughputKbps : Math.min(throughputKbps, rate));
+      const d = this.decision(before, guard, throughputKbps, queueMs);
+      if (d !== null) this.hold = LIVE_ABR.GUARD_HOLD_GROUPS;
+      return d;
     }
     if (throughputKbps === null || !completed) return null;
     this.measured += 1;
@@ -301,7 +310,10 @@ export class LiveAbr {
 
   private decision(before: number, reason: SwitchReason, throughputKbps: number | null, queueMs: number | null): AbrDecision | null {
     if (this.position === before) return null;
-    if (this.position < before) this.sinceDown = 0;
+    if (this.position < before) {
+      this.sinceDown = 0;
+      this.hold = LIVE_ABR.UP_HOLD_GROUPS;
+    }
     return {
       rendition: this.rendition,
       reason,
@@ -350,7 +362,7 @@ export class LiveAbr {
     if (k > this.position) {
       // Cautious ascent: one step, with headroom for the next rendition, not right after a drop.
       const next = this.kbps[this.position + 1] as number;
-      k = next * LIVE_ABR.UP_MARGIN <= thr && this.sinceDown >= LIVE_ABR.UP_HOLD_GROUPS ? this.position + 1 : this.position;
+      k = next * LIVE_ABR.UP_MARGIN <= thr && this.sinceDown >= this.hold ? this.position + 1 : this.position;
     } else if (k < this.position && (this.kbps[this.position] as number) <= thr) {
       k = this.position; // the path still carries the current rendition
     }
