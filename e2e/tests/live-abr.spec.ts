@@ -110,7 +110,7 @@ test('live ABR: a throttled link makes it step down, and latency is back below t
   const samples = await sampleUntil(page, emulator, THROTTLE_AT_S + RECOVER_S + 4);
   const after = await liveMetrics(page);
   const offsetS = await pageOffsetS(page, emulator);
-  const trace = await page.evaluate(() => window.pccstream.liveAbrTrace());
+  const trace = await page.evaluate(() => (window as unknown as { pccstream: { liveAbrTrace(): object | null } }).pccstream.liveAbrTrace());
 
   const log = after.bitrateSwitchLog ?? [];
   const switches = log.map((s) => ({ ...s, atS: Math.round((s.atMs / 1000 - offsetS) * 100) / 100 }));
@@ -159,7 +159,7 @@ test('live ABR: record an arrival trace on video-rttflap', async ({ page }) => {
   try {
     await page.goto(playerUrl(server.info.page_url, { mode: 'live', abr: 1, bitrate: 2500, latency: 300, server: `https://127.0.0.1:${flap.port}/stream` }));
     await sampleUntil(page, flap, 40);
-    const trace = await page.evaluate(() => window.pccstream.liveAbrTrace());
+    const trace = await page.evaluate(() => (window as unknown as { pccstream: { liveAbrTrace(): object | null } }).pccstream.liveAbrTrace());
     const m = await liveMetrics(page);
     const decisions = (m.bitrateSwitchLog ?? []).map((e) => [e.toKbps, e.reason]);
     mkdirSync(out as string, { recursive: true });
