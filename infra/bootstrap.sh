@@ -76,13 +76,23 @@ else
 fi
 
 # 6. The live channel's media: 60 s loop, 0.5 s groups of one-frame CMAF chunks (pccstream
-#    serve --live-media media/live); 2.5 Mbit/s is the 720p rendition of the live targets.
-if [[ -f media/live/manifest.json ]] && grep -q '"chunk_frames": 1' media/live/manifest.json; then
-  step "live media present (media/live)"
+#    serve --live-media media/live). Its ladder lines up with the default VOD ladder (same
+#    bitrates and resolutions: 240p, 360p, 480p, 720p) plus 2500k at 720p, the live targets'
+#    ladder top (pccstream ab --mode live --bitrate 2500; docs/live.md, "Live ABR").
+#    A media/live made for an older ladder (e.g. 600k,1200k,2500k) is made again.
+LIVE_LADDER=300k,750k,1500k,2500k,3000k
+live_ids=$(.venv/bin/python - media/live/manifest.json 2>/dev/null <<'PY' || true
+import json, sys
+m = json.load(open(sys.argv[1]))
+print(",".join(r["id"] for r in m["renditions"]) if m.get("chunk_frames") == 1 else "")
+PY
+)
+if [[ "$live_ids" == "$LIVE_LADDER" ]]; then
+  step "live media present (media/live: $LIVE_LADDER)"
 else
-  step "making live media (media/live: 60 s synthetic loop, 0.5 s groups, 1-frame chunks)"
+  step "making live media (media/live: 60 s synthetic loop, 0.5 s groups, 1-frame chunks, $LIVE_LADDER)"
   .venv/bin/pccstream media synth --out media/live --duration 60 --segment-seconds 0.5 \
-    --chunk-frames 1 --ladder 600k,1200k,2500k --force
+    --chunk-frames 1 --ladder "$LIVE_LADDER" --force
 fi
 
 step "done"

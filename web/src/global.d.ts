@@ -1,5 +1,6 @@
 import type { DashboardSnapshot } from './dashboard';
 import type { Metrics } from './metrics/types';
+import type { AbrTrace } from './watch/live-abr';
 import type { TelemetryRecord } from './protocol/telemetry';
 
 export interface PccstreamApi {
@@ -15,6 +16,8 @@ export interface PccstreamApi {
   recording(): string;
   /** Show or hide the dashboard's charts (hidden: no drawing; data is still recorded). */
   setDashboardVisible(visible: boolean): void;
+  /** mode=live&abr=1: live ABR's recorded inputs (chunk arrivals, group ends), else null. */
+  liveAbrTrace(): AbrTrace | null;
 }
 
 declare global {

@@ -90,6 +90,7 @@ window.pccstream = {
   dashboard: () => dashboard.snapshot(),
   recording: () => dashboard.jsonLines(),
   setDashboardVisible: (visible: boolean) => showDashboard(visible),
+  liveAbrTrace: () => (player instanceof LivePlayer ? player.abrTrace() : null),
 };
 
 telemetry.onRecord = (record) => {
@@ -178,6 +179,11 @@ async function start(): Promise<void> {
             // Cheap: no latency percentiles (player.metrics(null, …) gives the playhead's lag).
             const m = player instanceof LivePlayer ? player.metrics(null, video.playbackRate) : null;
             return { latencyMs: latencyTracker.lastMs, mediaLatencyMs: m?.mediaLatencyMs ?? null, targetLatencyMs: params.live?.targetLatencyMs ?? null };
+          },
+          abrSwitches: () => {
+            const log = player instanceof LivePlayer ? player.switchLog : [];
+            const last = log[log.length - 1];
+            return { count: log.length, last: last ? { toKbps: last.toKbps, reason: last.reason } : null };
           },
         }
       : {}),

@@ -58,16 +58,22 @@ describe('parseParams', () => {
     let parsed = parseParams('?mode=live');
     expect(parsed.errors).toEqual([]);
     expect(parsed.params.mode).toBe('live');
-    expect(parsed.params.live).toEqual({ targetLatencyMs: 1000, keepMs: null, rendition: null });
+    expect(parsed.params.live).toEqual({ targetLatencyMs: 1000, keepMs: null, rendition: null, abr: false });
     expect(parsed.params.forwarded).toEqual([]);
     parsed = parseParams('?cc=bbr&mode=live&latency=2500&keep=750&rendition=1500k&buffer=3');
     expect(parsed.errors).toEqual([]);
-    expect(parsed.params.live).toEqual({ targetLatencyMs: 2500, keepMs: 750, rendition: '1500k' });
+    expect(parsed.params.live).toEqual({ targetLatencyMs: 2500, keepMs: 750, rendition: '1500k', abr: false });
     expect(parsed.params.forwarded).toEqual([['cc', 'bbr'], ['live.keep_ms', '750']]);
     expect(parsed.warnings.join()).toMatch(/buffer does not apply to mode=live/);
     parsed = parseParams('?mode=live&bitrate=800');
     expect(parsed.errors).toEqual([]);
     expect(parsed.params.bitrateKbps).toBe(800);
+    parsed = parseParams('?mode=live&abr=1&bitrate=2500');
+    expect(parsed.errors).toEqual([]);
+    expect(parsed.params.live?.abr).toBe(true);
+    expect(parseParams('?mode=live&abr=1&rendition=0').errors.join()).toMatch(/with abr=1 give bitrate/);
+    expect(parseParams('?mode=live&abr=yes').errors.join()).toMatch(/abr: expected 1 or 0/);
+    expect(parseParams('?abr=1').errors.join()).toMatch(/abr only applies to mode=live/);
   });
 
   it('means mode=fixed when only bitrate is given', () => {

@@ -15,6 +15,8 @@ export interface LiveParams {
   keepMs: number | null;
   /** `rendition`: a live rendition id or index (null: by `bitrate`, else the default rule). */
   rendition: string | null;
+  /** `abr=1`: live ABR (src/watch/live-abr.ts) chooses the rendition; `bitrate` caps the ladder. */
+  abr: boolean;
 }
 
 export interface PlayerParams {
@@ -45,7 +47,7 @@ export const MAX_BUFFER_S = 600;
 export const DEFAULT_LIVE_LATENCY_MS = 1000;
 export const MAX_LIVE_LATENCY_MS = 60_000;
 export { MAX_LIVE_KEEP_MS };
-const LIVE_ONLY = ['latency', 'keep', 'rendition'] as const;
+const LIVE_ONLY = ['latency', 'keep', 'rendition', 'abr'] as const;
 
 export interface ParsedParams {
   params: PlayerParams;
@@ -146,6 +148,7 @@ export function parseParams(search: string | URLSearchParams): ParsedParams {
     const keep = params.live.keepMs;
     if (keep !== null) params.forwarded.push(['live.keep_ms', String(keep)]);
     if (bitrate !== null && query.get('rendition') !== null) errors.push('give rendition or bitrate, not both');
+    if (params.live.abr && query.get('rendition') !== null) errors.push('rendition fixes the live rendition; with abr=1 give bitrate (the ladder cap) instead');
   } else {
     errors.push(`mode: unknown mode ${JSON.stringify(mode)} (expected fixed, abr or live)`);
   }
@@ -193,7 +196,7 @@ export function parseParams(search: string | URLSearchParams): ParsedParams {
 }
 
 function parseLiveParams(query: URLSearchParams, errors: string[]): LiveParams {
-  const live: LiveParams = { targetLatencyMs: DEFAULT_LIVE_LATENCY_MS, keepMs: null, rendition: null };
+  const live: LiveParams = { targetLatencyMs: DEFAULT_LIVE_LATENCY_MS, keepMs: null, rendition: null, abr: false };
   const latency = query.get('latency');
   if (latency !== null) {
     const value = parsePositiveNumber(latency);
@@ -216,6 +219,12 @@ function parseLiveParams(query: URLSearchParams, errors: string[]): LiveParams {
   if (rendition !== null) {
     if (rendition.trim() === '') errors.push('rendition: empty (expected a live rendition id or index)');
     else live.rendition = rendition.trim();
+  }
+  const abr = query.get('abr');
+  if (abr !== null) {
+    if (abr === '1' || abr === 'true') live.abr = true;
+    else if (abr === '0' || abr === 'false') live.abr = false;
+    else errors.push(`abr: expected 1 or 0, got ${JSON.stringify(abr)}`);
   }
   return live;
 }

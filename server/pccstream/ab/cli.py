@@ -74,6 +74,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="live mode: the player's target latency, ms (default 1000)",
     )
     p.add_argument(
+        "--abr",
+        action="store_true",
+        help="live mode: the player's live ABR (docs/live.md) picks each group's rendition "
+        "up to --bitrate (the ladder cap; the webrtc arm gets the same maximum bitrate)",
+    )
+    p.add_argument(
         "--live-media",
         metavar="DIR",
         help="live mode: the live channel's media (default media/live, made by the bootstrap)",
@@ -198,6 +204,7 @@ def design_from_args(args: argparse.Namespace) -> Design:
         seed=args.seed,
         ladder=ladder,
         target_latency_ms=args.latency if args.mode == "live" else None,
+        live_abr=bool(getattr(args, "abr", False)),
     )
 
 

@@ -86,6 +86,9 @@ class Design:
     # Live mode: the player's target latency (ms). None outside live mode; left out of the
     # design's JSON when None, so experiments designed before live mode keep their ids.
     target_latency_ms: int | None = None
+    # Live mode: the player's live ABR picks renditions up to `bitrate_kbps` (`--abr`). Left
+    # out of the design's JSON when off, so earlier live experiments keep their ids.
+    live_abr: bool = False
 
     def __post_init__(self) -> None:
         if not self.arms:
@@ -107,6 +110,8 @@ class Design:
                 raise UserError(f"--latency {self.target_latency_ms}: expected 50 to 30000 ms")
         elif self.target_latency_ms is not None:
             raise UserError("--latency is for --mode live only")
+        if self.live_abr and self.mode != "live":
+            raise UserError("--abr is live ABR: use it with --mode live (--mode abr is VOD ABR)")
         if self.bitrate_kbps is not None and self.bitrate_kbps <= 0:
             raise UserError(f"--bitrate {self.bitrate_kbps}: must be > 0 kbit/s")
         if self.viewers < 1:
@@ -121,6 +126,8 @@ class Design:
         data["scenario_params"] = dict(sorted(self.scenario_params.items()))
         if data["target_latency_ms"] is None:
             del data["target_latency_ms"]
+        if not data["live_abr"]:
+            del data["live_abr"]
         return data
 
     def canonical_json(self) -> str:
@@ -145,6 +152,7 @@ class Design:
             seed=int(data["seed"]),
             ladder=tuple(int(x) for x in data.get("ladder") or ()),
             target_latency_ms=data.get("target_latency_ms"),
+            live_abr=bool(data.get("live_abr", False)),
         )
 
     @property
@@ -155,7 +163,9 @@ class Design:
         if self.mode == "fixed":
             text += f" @ {self.bitrate_kbps} kbit/s"
         elif self.mode == "live":
-            text += f" live @ {self.bitrate_kbps} kbit/s, target {self.target_latency_ms} ms"
+            what = "live ABR up to" if self.live_abr else "live @"
+            what += f" {self.bitrate_kbps}"
+            text += f" {what} kbit/s, target {self.target_latency_ms} ms"
         else:
             text += " (abr)"
         if self.viewers > 1:

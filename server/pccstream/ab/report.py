@@ -59,6 +59,8 @@ METRICS: tuple[Metric, ...] = (
     Metric("buffering_ratio", "buffering ratio", "%", 100.0),
     Metric("startup_delay_ms", "startup delay", "ms"),
     Metric("mean_bitrate_kbps", "mean bitrate", "kbit/s", lower_is_better=False),
+    Metric("frame_height", "picture height", "px", lower_is_better=False),
+    Metric("bitrate_switches", "rendition switches", "count"),
     Metric("throughput_mbps", "throughput", "Mbit/s", lower_is_better=False),
     Metric("p95_queue_delay_ms", "p95 queueing delay", "ms"),
     Metric("p95_signal_delay_ms", "p95 signal delay", "ms"),
@@ -72,6 +74,9 @@ METRICS: tuple[Metric, ...] = (
     Metric("buffering_ratio_with_startup", "buffering ratio incl. startup", "%", 100.0),
     Metric(DROPPED_FRAME_RATIO, "dropped frames", "%", 100.0),
 )
+# The paired table's metrics (live designs add the latencies).
+PAIRED_METRICS = ("buffering_ratio", "startup_delay_ms", "mean_bitrate_kbps", "throughput_mbps",
+                  "p95_queue_delay_ms", "p95_signal_delay_ms")
 CDF_METRICS = ("buffering_ratio", "startup_delay_ms", "throughput_mbps", "p95_queue_delay_ms")
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2")
 
@@ -186,7 +191,8 @@ def paired_table(
     # Live designs: glass-to-glass latency is the point of the comparison.
     latency = [m for m in METRICS if m.column.startswith("latency_")
                and any(v is not None for v in view.values(baseline, m.column))]
-    for metric in [*METRICS[:6], *latency]:
+    paired = [m for m in METRICS if m.column in PAIRED_METRICS]
+    for metric in [*paired, *latency]:
         base = view.by_block(baseline, metric.column)
         for arm in view.arms[1:]:
             other = view.by_block(arm, metric.column)

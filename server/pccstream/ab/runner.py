@@ -46,7 +46,7 @@ POLL = """() => { const m = window.pccstream.metrics();
   return {t_ms: performance.now(), state: m.state, buffer_s: m.bufferSeconds,
           current_time_s: m.currentTime, stall_count: m.stallCount,
           stall_seconds: m.stallSeconds, ended: m.ended, error: m.error,
-          latency_ms: m.latencyLastMs ?? null}; }"""
+          latency_ms: m.latencyLastMs ?? null, frame_height: m.frameHeight ?? null}; }"""
 
 
 class RunFailed(Exception):
@@ -70,6 +70,8 @@ def player_query(design: Design, arm: Arm, emulator_port: int) -> str:
     ]
     if design.mode == "live":
         params.append(("latency", str(design.target_latency_ms)))
+        if design.live_abr:
+            params.append(("abr", "1"))
     else:
         params.append(("buffer", f"{design.buffer_s:g}"))
     if design.mode in ("fixed", "live"):
@@ -390,6 +392,7 @@ class BrowserRunner:
         down_link = link.get("down", {})
         return {
             **summarize_viewers(viewers),
+            "frame_height": mean_frame_height(player_series),
             **{key: down_link.get(key) for key in _DOWNLINK_COLUMNS},
             **{key: None if value is None else round(value, 3) for key, value in cpu_s.items()},
             "loadavg_start": round(started.load[0], 2),
@@ -454,6 +457,16 @@ class _RunStart:
         }
 
 
+def mean_frame_height(series: Sequence[Sequence[dict[str, Any]]]) -> float | None:
+    """The picture height on screen, averaged over the viewers' samples that had one (the
+    resolution each arm chose: the live player's rendition, WebRTC's encoder)."""
+    heights = [
+        float(p["frame_height"]) for points in series for p in points
+        if isinstance(p.get("frame_height"), int | float) and p["frame_height"] > 0
+    ]
+    return float(np.mean(heights)) if heights else None
+
+
 def webrtc_viewer(receiver: dict[str, Any]) -> dict[str, Any]:
     """The WebRTC receiver's metrics in the player's vocabulary: freezes are stalls (freeze
     ratio = buffering ratio), the mean bitrate is bytes received over play time."""
@@ -484,6 +497,7 @@ def webrtc_series(call: dict[str, Any]) -> list[dict[str, Any]]:
             "receive_bps": sample.get("receive_bps"),
             "target_bps": (sample.get("sender") or {}).get("target_bps"),
             "width": sample.get("width"),
+            "frame_height": sample.get("height"),
             "fps": sample.get("fps"),
         })
         last_freeze = freeze

@@ -41,6 +41,7 @@ METRIC_COLUMNS: tuple[tuple[str, str], ...] = (
     ("play_seconds", "REAL"),
     ("mean_bitrate_kbps", "REAL"),
     ("bitrate_switches", "REAL"),
+    ("frame_height", "REAL"),
     ("ended", "INTEGER"),
     ("player_errors", "INTEGER"),
     ("capacity_mbps", "REAL"),

@@ -139,3 +139,15 @@ def test_sprout_and_remy_arms_with_their_parameters():
     assert "\n" not in str(caught.value)
     with pytest.raises(UserError, match="target_ms='5' is out of range"):
         parse_arms("sprout:target_ms=5")
+
+
+def test_live_abr_designs_are_live_only_and_keep_earlier_ids():
+    plain = make(arms=("vivace", "webrtc"), mode="live", bitrate_kbps=2500)
+    assert "live_abr" not in plain.to_dict()
+    design = make(arms=("vivace", "webrtc"), mode="live", bitrate_kbps=2500, live_abr=True)
+    assert design.to_dict()["live_abr"] is True
+    assert design.experiment_id != plain.experiment_id
+    assert Design.from_dict(design.to_dict()) == design
+    assert "live ABR up to 2500 kbit/s, target 1000 ms" in design.scenario_label
+    with pytest.raises(UserError, match="--abr is live ABR"):
+        make(mode="fixed", bitrate_kbps=3000, live_abr=True)

@@ -101,3 +101,19 @@ def test_live_player_query_asks_for_the_target_latency():
     query = dict(parse_qsl(player_query(design, Arm("vivace"), 4433)))
     assert query["mode"] == "live" and query["latency"] == "100" and query["bitrate"] == "2500"
     assert "buffer" not in query
+
+
+def test_live_abr_player_query_turns_live_abr_on():
+    design = Design(arms=("vivace", "webrtc"), scenario="x", mode="live", bitrate_kbps=2500,
+                    target_latency_ms=300, live_abr=True)
+    query = dict(parse_qsl(player_query(design, Arm("vivace"), 4433)))
+    assert query["abr"] == "1" and query["bitrate"] == "2500" and query["latency"] == "300"
+
+
+def test_mean_frame_height_averages_the_samples_with_a_picture():
+    from pccstream.ab.runner import mean_frame_height
+
+    series = [[{"frame_height": 720}, {"frame_height": None}, {"frame_height": 360}],
+              [{"frame_height": 0}]]
+    assert mean_frame_height(series) == 540.0
+    assert mean_frame_height([[{"t_s": 1.0}]]) is None

@@ -67,6 +67,8 @@ export interface PlayerProbe {
   quality(): { dropped: number; total: number } | null;
   /** Live mode: the latencies (ms) recorded with every sample and drawn in the latency chart. */
   latency?(): { latencyMs: number | null; mediaLatencyMs: number | null; targetLatencyMs: number | null };
+  /** Live ABR: how many switches so far, and the last one (recorded once with the next sample). */
+  abrSwitches?(): { count: number; last: { toKbps: number; reason: string } | null };
 }
 
 export interface DashboardSnapshot {
@@ -96,6 +98,7 @@ export class DashboardController {
   private timer: ReturnType<typeof setInterval> | null = null;
   private mountedCharts: string | null = null;
   private mountedTitle: string | undefined;
+  private abrSwitchesSeen = 0;
 
   constructor(
     private readonly root: HTMLElement,
@@ -171,6 +174,12 @@ export class DashboardController {
         record.latency_ms = ms(latency.latencyMs);
         record.media_latency_ms = ms(latency.mediaLatencyMs);
         record.target_latency_ms = latency.targetLatencyMs;
+      }
+      const switches = probe.abrSwitches?.();
+      if (switches !== undefined && switches.last !== null && switches.count > this.abrSwitchesSeen) {
+        this.abrSwitchesSeen = switches.count;
+        record.abr_switch_kbps = switches.last.toKbps;
+        record.abr_switch_reason = switches.last.reason;
       }
       this.take(record);
     }, PLAYER_SAMPLE_MS);

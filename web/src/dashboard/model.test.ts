@@ -50,7 +50,11 @@ const player = (t: number, state: string, buffer = 5): PlayerRecord => ({
 function session(): (TelemetryRecord | PlayerRecord)[] {
   const out: (TelemetryRecord | PlayerRecord)[] = [hello];
   for (let t = 100; t <= 3000; t += 100) {
-    out.push(sample(t), link(t), player(t + 5, t >= 1500 && t < 2000 ? 'stalled' : 'playing'));
+    const p = player(t + 5, t >= 1500 && t < 2000 ? 'stalled' : 'playing');
+    // live ABR switches: up by throughput, down by the latency guard
+    if (t === 1000) Object.assign(p, { abr_switch_kbps: 2500, abr_switch_reason: 'throughput' });
+    if (t === 2500) Object.assign(p, { abr_switch_kbps: 750, abr_switch_reason: 'latency' });
+    out.push(sample(t), link(t), p);
   }
   out.push(mi(150, 'starting', 1e6, 1.5), mi(250, 'probing', 2.1e6, 3), mi(350, 'probing', 1.9e6, 2), mi(450, 'probing', 1.9e6, 2.5), mi(550, 'probing', 2.1e6, 2.2), mi(650, 'moving', 2.2e6, 3.3));
   out.push(mi(750, 'moving', 2.3e6, null));
@@ -72,6 +76,8 @@ describe('DashboardModel', () => {
     expect(points['utility/probe ▲ (higher rate)']).toBe(2);
     expect(points['utility/probe ▼ (lower rate)']).toBe(2);
     expect(points['loss/loss per sample']).toBe(29); // from the second sample on
+    expect(points['player/ABR switch: throughput']).toBe(1);
+    expect(points['player/ABR switch: latency, loss or buffer']).toBe(1);
   });
 
   it('puts t_ms on seconds since the origin, in Mbit/s and kB', () => {

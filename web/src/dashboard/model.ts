@@ -123,6 +123,9 @@ export const CHARTS = [
     series: [
       { label: 'buffer level', color: '#1f77b4' },
       { label: 'playing bitrate', color: '#d62728', kind: 'step', scale: 'y2' },
+      // Live ABR's decisions (to the rendition switched to), by reason (src/watch/live-abr.ts).
+      { label: 'ABR switch: throughput', color: '#2ca02c', kind: 'points', scale: 'y2' },
+      { label: 'ABR switch: latency, loss or buffer', color: '#ff7f0e', kind: 'points', scale: 'y2' },
     ],
   },
 ] as const satisfies readonly ChartSpec[];
@@ -259,6 +262,9 @@ export interface PlayerRecord {
   latency_ms?: number | null;
   media_latency_ms?: number | null;
   target_latency_ms?: number | null;
+  /** Live ABR switched (since the last sample): to this ladder bitrate, for this reason. */
+  abr_switch_kbps?: number;
+  abr_switch_reason?: string;
   [field: string]: unknown;
 }
 
@@ -540,7 +546,13 @@ export class DashboardModel {
       this.tables.latency.add(x, [num(r.latency_ms), num(r.media_latency_ms), num(r.target_latency_ms)]);
     }
     const kbps = num(r.bitrate_kbps);
-    this.tables.player.add(x, [num(r.buffer_s), kbps]);
+    const to = num(r.abr_switch_kbps);
+    if (to !== null) {
+      const guard = r.abr_switch_reason !== 'throughput' && r.abr_switch_reason !== 'startup';
+      this.tables.player.add(x, [num(r.buffer_s), kbps, guard ? null : to, guard ? to : null]);
+    } else {
+      this.tables.player.add(x, [num(r.buffer_s), kbps]);
+    }
     if (kbps !== null) this.tables.rate.add(x, [null, null, null, null, null, null, kbps / 1000]);
     const stalled = r.state === 'stalled';
     if (stalled) {

@@ -99,6 +99,8 @@ export class MetricsSampler {
       state: error !== null ? 'error' : p.state,
       bufferSeconds: this.bufferAhead(),
       currentTime: this.video.currentTime,
+      frameWidth: this.video.videoWidth > 0 ? this.video.videoWidth : null,
+      frameHeight: this.video.videoHeight > 0 ? this.video.videoHeight : null,
     };
   }
 }

@@ -33,6 +33,29 @@ export type PlayerState =
   | 'ended'
   | 'error';
 
+/** One live ABR switch (mode=live&abr=1; web/README.md, "Live ABR"). */
+export interface BitrateSwitch {
+  /** When the player decided, ms on the page clock (performance.now()). */
+  atMs: number;
+  /** The first group in the new rendition (SUBSCRIBE's answer); null until answered. */
+  group: number | null;
+  /** Rendition ids, and their ladder bitrates in kbit/s. */
+  from: string;
+  to: string;
+  fromKbps: number;
+  toKbps: number;
+  /** Why (src/watch/live-abr.ts): startup, throughput, dropped, latency or buffer. */
+  reason: string;
+  /** Throughput of the group decided on (idle gaps removed), kbit/s. */
+  throughputKbps: number | null;
+  /** That group's last chunk: arrival − capture − base delay, ms. */
+  queueDelayMs: number | null;
+  /** The playhead behind the live edge then, ms (null before playback). */
+  latencyMs: number | null;
+  /** Buffered ahead of the playhead then, ms. */
+  bufferMs: number;
+}
+
 /**
  * Live-mode fields of the metrics (web/README.md, "Live"). In VOD modes every field but `mode`
  * and `playbackRate` is null.
@@ -62,6 +85,8 @@ export interface LiveMetrics {
   liveSeeks: number | null;
   /** video.playbackRate now. */
   playbackRate: number;
+  /** Live ABR's switches with their reasons, oldest first; null without live ABR. */
+  bitrateSwitchLog: BitrateSwitch[] | null;
 }
 
 /**
@@ -82,4 +107,7 @@ export interface Metrics extends Omit<PlaybackSnapshot, 'state'>, LiveMetrics, H
   state: PlayerState;
   bufferSeconds: number;
   currentTime: number;
+  /** The picture's size now (video.videoWidth/videoHeight; null before the first frame), as the WebRTC receiver's. */
+  frameWidth: number | null;
+  frameHeight: number | null;
 }

@@ -61,6 +61,8 @@ export interface ControlInput {
   targetS: number;
   /** The rate mode chosen last time (hysteresis). */
   mode: RateMode;
+  /** Skip when the latency is more than this over target, s (default LIVE_CONTROL.SKIP_S). */
+  skipS?: number;
 }
 
 export interface Decision {
@@ -111,7 +113,7 @@ export function control(input: ControlInput): Decision {
   const C = LIVE_CONTROL;
   const latency = liveEdge - currentTime;
 
-  if (latency > targetS + C.SKIP_S) {
+  if (latency > targetS + (input.skipS ?? C.SKIP_S)) {
     const q = skipPosition(liveEdge, currentTime, ranges, targetS);
     if (q !== null && q - currentTime >= C.MIN_SKIP_GAIN_S) return { seekTo: q, reason: 'skip', rate: 1, mode: 'hold' };
   }

@@ -4,6 +4,7 @@ import { DEFAULT_BUFFER_S, type PlayerParams } from '../params';
 import { LIVE_EDGE, encodeLiveGroup, type KindName, type LiveInfo } from '../protocol';
 import type { Response } from '../transport/response';
 import { LiveGroupInbox, type LiveGroupStream } from '../transport/unistreams';
+import { replayTrace, type AbrTrace } from './live-abr';
 import { LIVE_CONTROL } from './live-control';
 import { LIVE_KEEP_BEHIND_S, LivePlayer, liveCaptureClock, type LiveBuffer, type LiveDeps } from './live';
 
@@ -65,6 +66,10 @@ class FakeChannel {
   rendition = 1;
   /** Groups of which only this many frames are ever sent (starved by newer groups). */
   starve = new Map<number, number>();
+  /** Bytes of each chunk (at least 6: group and frame, read by FakeBuffer). */
+  chunkBytes = 6;
+  /** The rendition of each group opened (the one subscribed when it opened). */
+  readonly groupRendition = new Map<number, number>();
 
   constructor(readonly renditions?: number[]) {}
 
@@ -73,8 +78,14 @@ class FakeChannel {
       this.requests.push(`${kind} ${rendition} ${segment === LIVE_EDGE ? 'edge' : segment}`);
       const enc = new TextEncoder();
       if (kind === 'LIVE_INFO') return ok(kind, enc.encode(JSON.stringify(info(this.edgeGroup(), this.renditions))));
-      if (kind === 'LIVE_INIT') return ok(kind, new Uint8Array([0xff]));
+      if (kind === 'LIVE_INIT') return ok(kind, new Uint8Array([rendition]));
       if (kind === 'SUBSCRIBE') {
+        if (this.startGroup !== null) {
+          // a switch: from the next group not opened yet
+          this.rendition = rendition;
+          const next = Math.max(...this.open.map((o) => o.group), this.edgeGroup()) + 1;
+          return ok(kind, enc.encode(JSON.stringify({ start_group: next, rendition })));
+        }
         this.startGroup = segment === LIVE_EDGE ? this.edgeGroup() : segment;
         this.rendition = rendition;
         return ok(kind, enc.encode(JSON.stringify({ start_group: this.startGroup, rendition })));
@@ -112,6 +123,7 @@ class FakeChannel {
         });
         s = { group: g, controller, sent: 0, closed: false, cancelled: false };
         this.open.push(s);
+        this.groupRendition.set(g, this.rendition);
         controller.enqueue(encodeLiveGroup({ rendition: this.rendition, group: g, captureUs: (EPOCH_MS + g * GROUP_MS) * 1000 }).subarray(1));
         this.inbox.deliver(stream);
       }
@@ -126,7 +138,7 @@ class FakeChannel {
       const upTo = Math.min(F, arrivedFrame - g * F + 1, this.starve.get(g) ?? F);
       while (s.sent < upTo) {
         const frame = s.sent;
-        const payload = new Uint8Array(6);
+        const payload = new Uint8Array(frame === 0 ? 4 * this.chunkBytes : this.chunkBytes); // a keyframe first
         new DataView(payload.buffer).setUint32(0, g);
         new DataView(payload.buffer).setUint16(4, frame);
         const bytes = encodeLiveGroup({ rendition: this.rendition, group: g, captureUs: 0 }, [{ firstFrame: frame, frameCount: 1, data: payload }]);
@@ -146,10 +158,13 @@ class FakeBuffer implements LiveBuffer {
   ranges_: Range[] = [];
   appended: string[] = [];
   init = 0;
+  /** Renditions of the init segments appended, in order. */
+  inits: number[] = [];
   constructor(private readonly video: { currentTime: number }) {}
   async append(data: Uint8Array<ArrayBuffer>): Promise<void> {
     if (data.length === 1) {
       this.init += 1;
+      this.inits.push(data[0] as number);
       return;
     }
     const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
@@ -196,7 +211,7 @@ function params(live: Partial<NonNullable<PlayerParams['live']>> = {}, over: Par
     autoplay: true,
     prefetch: false,
     forwarded: [],
-    live: { targetLatencyMs: 1000, keepMs: null, rendition: null, ...live },
+    live: { targetLatencyMs: 1000, keepMs: null, rendition: null, abr: false, ...live },
     ...over,
   };
 }
@@ -382,6 +397,43 @@ describe('LivePlayer', () => {
     const h = harness(channel);
     await h.advance(0.2);
     expect(h.player.rendition).toBe(1);
+  });
+
+  it('with abr=1 starts on the lowest rendition under the cap and switches up at group boundaries', async () => {
+    const channel = new FakeChannel([300_000, 750_000, 1_500_000, 2_500_000, 3_000_000]);
+    // 20 kB frames, 80 kB keyframes, arriving within a 50 ms tick of their capture: a fast link.
+    channel.chunkBytes = 20_000;
+    const h = harness(channel, params({ abr: true, targetLatencyMs: 1000 }, { bitrateKbps: 2500 }));
+    await h.advance(15);
+    expect(channel.requests[1]).toBe('LIVE_INIT 0 0');
+    expect(channel.requests[2]).toBe('SUBSCRIBE 0 edge');
+    const m = h.player.metrics(null, 1);
+    const log = m.bitrateSwitchLog ?? [];
+    expect(log.length).toBeGreaterThan(0);
+    expect(log.every((s) => s.group !== null && s.reason.length > 0)).toBe(true);
+    // never above the cap (2500k = index 3)
+    expect(Math.max(...channel.groupRendition.values())).toBeLessThanOrEqual(3);
+    expect(log.at(-1)?.to).toBe('2500k');
+    // one init segment per rendition change, in the order played; chunks still in order
+    expect(h.buffer.inits[0]).toBe(0);
+    expect(h.buffer.inits.length).toBeGreaterThan(1);
+    const order = h.buffer.appended.map((s) => s.split(':').map(Number) as [number, number]).map(([g, f]) => g * F + f);
+    expect(order).toEqual([...order].sort((a, b) => a - b));
+    expect(h.stallMs()).toBe(0);
+    // the played rendition follows the groups: the one at the playhead is what the server sent
+    const g = Math.floor((h.video.currentTime * 1000) / GROUP_MS);
+    expect(h.player.renditionAt(h.video.currentTime)?.rendition).toBe(channel.groupRendition.get(g));
+    // the recorded trace replays to the same decisions
+    const trace = h.player.abrTrace();
+    expect(trace).not.toBeNull();
+    expect(replayTrace(trace as AbrTrace).map((d) => d.rendition)).toEqual(log.map((s) => [300_000, 750_000, 1_500_000, 2_500_000, 3_000_000].findIndex((b) => b / 1000 === s.toKbps)));
+  });
+
+  it('without abr has no switch log', async () => {
+    const h = harness(new FakeChannel());
+    await h.advance(1);
+    expect(h.player.metrics(null, 1).bitrateSwitchLog).toBeNull();
+    expect(h.player.abrTrace()).toBeNull();
   });
 
   it('gives the frame-code capture clock', () => {

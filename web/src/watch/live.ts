@@ -10,7 +10,7 @@ import { errorMessage, streamErrorCode } from '../errors';
 import type { CaptureClock, LatencySnapshot } from '../latency/latency';
 import { MediaBuffer } from '../media/buffer';
 import { bufferAhead, type Range } from '../media/ranges';
-import type { LiveMetrics } from '../metrics/types';
+import type { BitrateSwitch, LiveMetrics } from '../metrics/types';
 import type { ViewerPlayer } from './viewer';
 import type { PlayerParams } from '../params';
 import {
@@ -26,14 +26,25 @@ import {
 import type { Response } from '../transport/response';
 import type { LiveGroupHandler, LiveGroupStream } from '../transport/unistreams';
 import { LIVE_CONTROL, control, startPosition, type RateMode } from './live-control';
+import { LiveAbr, type AbrDecision, type AbrTrace, type AbrTraceEvent } from './live-abr';
 import { GroupScheduler } from './live-groups';
 import { selectLiveRendition } from './live-rendition';
+import { selectFixedRendition } from './rendition';
 import type { BufferLike, PlayerHooks } from './player';
 
+/**
+ * With live ABR, skip when the latency is this much over target (instead of
+ * LIVE_CONTROL.SKIP_S): after a step down the new rendition's groups arrive in time, so
+ * catching up at ≤ 1.1× over the backlog the old one left would hold the latency up for
+ * seconds; skipping to them brings it back at once.
+ */
+export const LIVE_ABR_SKIP_S = 0.25;
 /** Control loop period. */
 export const LIVE_TICK_MS = 50;
 /** Played media kept behind the playhead (older media is removed from the SourceBuffer). */
 export const LIVE_KEEP_BEHIND_S = 3;
+/** Live ABR trace events kept (about 9 minutes of one-frame chunks at 30 fps). */
+const TRACE_MAX = 20_000;
 /** How often old media is removed. */
 const EVICT_EVERY_MS = 1000;
 
@@ -48,6 +59,8 @@ export interface LiveDeps {
   sleep(ms: number): Promise<void>;
   /** Wall clock, ms since the Unix epoch (Date.now): the live edge is computed from it. */
   now(): number;
+  /** Page clock, ms (performance.now()): when ABR switches happened (default: `now`). */
+  pageNow?(): number;
 }
 
 /** The <video> element as the live player sees it. */
@@ -90,6 +103,26 @@ export class LivePlayer implements ViewerPlayer {
   groupsReceived = 0;
   /** The rate mode of the last control step. */
   rateMode: RateMode = 'hold';
+  /** Live ABR (abr=1), else null: the rendition stays as chosen at the start. */
+  abr: LiveAbr | null = null;
+  /** Live ABR's switches, oldest first. */
+  readonly switchLog: BitrateSwitch[] = [];
+  /** What live ABR was told (the last TRACE_MAX events), for `liveAbrTrace()`. */
+  private traceEvents: AbrTraceEvent[] = [];
+  private traceHeader: Omit<AbrTrace, 'events'> | null = null;
+  /** The rendition live ABR wants (subscribed once the SUBSCRIBE is answered). */
+  private wanted: number | null = null;
+  private subscribing = false;
+  /** Init segments by rendition, fetched once each. */
+  private readonly inits = new Map<number, Promise<Uint8Array<ArrayBuffer>>>();
+  /** The rendition of each group whose stream is open (from its header). */
+  private readonly groupRendition = new Map<number, number>();
+  /** Groups the player gave up: true after playback started (lost, for ABR), false before. */
+  private readonly abandoned = new Map<number, boolean>();
+  /** The rendition whose init segment was appended last. */
+  private appendedRendition: number | null = null;
+  /** Media time where each group fed to the buffer starts, and its rendition (ascending). */
+  private played: Array<{ startS: number; rendition: number }> = [];
   private scheduler: GroupScheduler | null = null;
   private readonly readers = new Map<number, ReadableStreamDefaultReader<Uint8Array>>();
   private stopped = false;
@@ -119,9 +152,15 @@ export class LivePlayer implements ViewerPlayer {
     return this.buffer?.bufferAhead() ?? 0;
   }
 
-  renditionAt(_t: number): { rendition: number; bitrateBps: number } | null {
-    const r = this.rendition === null ? undefined : this.info?.renditions[this.rendition];
-    return r && this.rendition !== null ? { rendition: this.rendition, bitrateBps: r.bitrate_bps } : null;
+  /** The rendition of the group at media time t (the subscribed one before any is fed). */
+  renditionAt(t: number): { rendition: number; bitrateBps: number } | null {
+    let index = this.rendition;
+    for (const p of this.played) {
+      if (p.startS > t + 1e-6) break;
+      index = p.rendition;
+    }
+    const r = index === null ? undefined : this.info?.renditions[index];
+    return r && index !== null ? { rendition: index, bitrateBps: r.bitrate_bps } : null;
   }
 
   /** Media time of the live edge now (s): the capture time of a frame captured now. */
@@ -149,6 +188,7 @@ export class LivePlayer implements ViewerPlayer {
       groupsDropped: stats?.dropped ?? 0,
       liveSeeks: this.seeks,
       playbackRate,
+      bitrateSwitchLog: this.abr === null ? null : this.switchLog.map((s) => ({ ...s })),
     };
   }
 
@@ -156,26 +196,33 @@ export class LivePlayer implements ViewerPlayer {
     this.hooks.status('requesting the live channel info');
     const info = parseLiveInfo((await this.session.request('LIVE_INFO')).body);
     this.info = info;
-    const choice = selectLiveRendition(
-      info.renditions,
-      { rendition: this.params.live?.rendition ?? null, bitrateKbps: this.params.bitrateKbps },
-      (i) => this.deps.isTypeSupported(info.renditions[i]?.mime ?? ''),
-    );
-    if ('error' in choice) throw new Error(choice.error);
-    const r = choice.index;
+    const supported = (i: number): boolean => this.deps.isTypeSupported(info.renditions[i]?.mime ?? '');
+    let r: number;
+    if (this.params.live?.abr) {
+      this.abr = liveAbrFor(info, this.params.bitrateKbps, this.targetS, supported);
+      r = this.abr.rendition;
+      this.traceHeader = { bitratesBps: info.renditions.map((x) => x.bitrate_bps), allowed: [...this.abr.ladder], initial: r, groupS: info.group_duration_us / 1e6, targetS: this.targetS };
+    } else {
+      const choice = selectLiveRendition(info.renditions, { rendition: this.params.live?.rendition ?? null, bitrateKbps: this.params.bitrateKbps }, supported);
+      if ('error' in choice) throw new Error(choice.error);
+      r = choice.index;
+    }
     const rendition = info.renditions[r];
     if (!rendition) throw new Error(`no live rendition ${r}`);
     this.rendition = r;
+    this.wanted = r;
     this.hooks.liveInfo?.(info, liveCaptureClock(info));
 
     this.hooks.status(`requesting the live init segment of ${rendition.id}`);
-    const init = (await this.session.request('LIVE_INIT', r, 0)).body;
+    const init = await this.initFor(r);
     this.buffer = await this.deps.openBuffer(rendition.mime);
     await this.buffer.append(init, rendition.mime);
+    this.appendedRendition = r;
 
     const frameS = info.fps_den / info.fps_num;
     this.scheduler = new GroupScheduler((g) => groupStartSeconds(info, g), frameS);
     this.scheduler.onAbandon = (group) => {
+      this.abandoned.set(group, this.started);
       const reader = this.readers.get(group);
       this.readers.delete(group);
       void reader?.cancel('dropped').catch(() => undefined);
@@ -185,13 +232,93 @@ export class LivePlayer implements ViewerPlayer {
     this.hooks.status(`subscribing to ${rendition.id} at the live edge`);
     const sub = parseSubscribe((await this.session.request('SUBSCRIBE', r, LIVE_EDGE)).body);
     if (sub.rendition !== r) throw new Error(`SUBSCRIBE answered rendition ${sub.rendition}, asked for ${r}`);
-    this.hooks.status(`live from group ${sub.start_group} (${rendition.id}), target latency ${this.targetS * 1000} ms`);
+    this.hooks.status(`live from group ${sub.start_group} (${rendition.id}), target latency ${this.targetS * 1000} ms${this.abr ? ', live ABR' : ''}`);
+    this.subscribed = true;
+    void this.resubscribe();
 
     while (!this.stopped) {
       if (this.fatal !== null) throw this.fatal;
       await this.tick();
       await this.deps.sleep(LIVE_TICK_MS);
     }
+  }
+
+  private subscribed = false;
+
+  /** The init segment of rendition r (fetched once). */
+  private initFor(r: number): Promise<Uint8Array<ArrayBuffer>> {
+    let init = this.inits.get(r);
+    if (init === undefined) {
+      init = this.session.request('LIVE_INIT', r, 0).then((response) => response.body);
+      init.catch(() => this.inits.delete(r));
+      this.inits.set(r, init);
+    }
+    return init;
+  }
+
+  /** Live ABR decided: record it and move the subscription (from the next group boundary). */
+  private applyDecision(d: AbrDecision): void {
+    const info = this.info;
+    const from = this.wanted ?? this.rendition;
+    if (info === null || from === null || d.rendition === from) return;
+    const a = info.renditions[from];
+    const b = info.renditions[d.rendition];
+    if (!a || !b) return;
+    const edge = this.liveEdge();
+    this.switchLog.push({
+      atMs: (this.deps.pageNow ?? this.deps.now)(),
+      group: null,
+      from: a.id,
+      to: b.id,
+      fromKbps: a.bitrate_bps / 1000,
+      toKbps: b.bitrate_bps / 1000,
+      reason: d.reason,
+      throughputKbps: d.throughputKbps,
+      queueDelayMs: d.queueDelayMs,
+      latencyMs: edge !== null && this.started ? Math.round((edge - this.video.currentTime) * 1000) : null,
+      bufferMs: Math.round(this.bufferAhead() * 1000),
+    });
+    this.wanted = d.rendition;
+    void this.initFor(d.rendition).catch(() => undefined); // ready before the group arrives
+    void this.resubscribe();
+  }
+
+  /** SUBSCRIBE to the wanted rendition until the subscription matches it (one at a time). */
+  private async resubscribe(): Promise<void> {
+    if (this.subscribing || !this.subscribed) return;
+    this.subscribing = true;
+    try {
+      while (!this.stopped && this.wanted !== null && this.wanted !== this.rendition) {
+        const r = this.wanted;
+        const sub = parseSubscribe((await this.session.request('SUBSCRIBE', r, LIVE_EDGE)).body);
+        if (sub.rendition !== r) throw new Error(`SUBSCRIBE answered rendition ${sub.rendition}, asked for ${r}`);
+        this.rendition = r;
+        const entry = this.switchLog[this.switchLog.length - 1];
+        if (entry && entry.group === null) entry.group = sub.start_group;
+      }
+    } catch (error) {
+      if (!this.stopped) this.fatal ??= error;
+    } finally {
+      this.subscribing = false;
+    }
+  }
+
+  /**
+   * A group's stream ended (`delivered`: to its FIN): tell live ABR whether it completed or was
+   * lost (reset by the server, failed, or given up after playback started), and apply its
+   * decision. Groups given up before playback started are no evidence either way.
+   */
+  private groupEnded(group: number, delivered: boolean): void {
+    this.groupRendition.delete(group);
+    const abandoned = this.abandoned.get(group);
+    this.abandoned.delete(group);
+    if (this.abr === null || this.stopped || abandoned === false) return;
+    const edge = this.liveEdge();
+    const state = { latencyS: edge !== null && this.started ? edge - this.video.currentTime : null, bufferS: this.bufferAhead() };
+    const completed = delivered && abandoned === undefined;
+    this.record({ type: 'end', group, completed, ...state, arrivalMs: this.deps.now() });
+    const d = this.abr.onGroupEnd(group, completed, state);
+    if (d !== null) this.applyDecision(d);
   }
 
   /** Read one LIVE_GROUP stream to its end, feeding the scheduler as chunks complete. */
@@ -204,6 +331,7 @@ export class LivePlayer implements ViewerPlayer {
     const reader = stream.getReader();
     const parser = new LiveGroupParser();
     let group: number | null = null;
+    let delivered = false;
     try {
       for (;;) {
         const { value, done } = await reader.read();
@@ -212,26 +340,34 @@ export class LivePlayer implements ViewerPlayer {
         if (group === null && parser.header !== null) {
           const header = parser.header;
           this.groupsReceived += 1;
-          if (header.rendition !== this.rendition || !scheduler.addGroup(header.group)) {
+          const known = this.info?.renditions[header.rendition] !== undefined;
+          if (!known || !scheduler.addGroup(header.group)) {
             await reader.cancel('not wanted').catch(() => undefined);
             return;
           }
           group = header.group;
+          this.groupRendition.set(group, header.rendition);
           this.readers.set(group, reader);
         }
         if (group !== null && chunks.length > 0) {
-          for (const chunk of chunks) scheduler.addChunk(group, chunk);
+          const arrivalMs = this.deps.now();
+          for (const chunk of chunks) {
+            scheduler.addChunk(group, chunk);
+            this.measureChunk(group, chunk.firstFrame + chunk.frameCount - 1, chunk.data.length, arrivalMs);
+          }
           void this.pump();
         }
       }
       parser.end();
       if (group !== null) scheduler.endGroup(group);
+      delivered = true;
     } catch (error) {
       if (group !== null) scheduler.failGroup(group, describe(error));
     } finally {
       if (group !== null && this.readers.get(group) === reader) this.readers.delete(group);
       reader.releaseLock();
     }
+    if (group !== null) this.groupEnded(group, delivered);
     void this.pump();
   }
 
@@ -245,6 +381,14 @@ export class LivePlayer implements ViewerPlayer {
     if (edge !== null) scheduler.targetPositionS = edge - this.targetS;
     try {
       for (let item = scheduler.take(); item !== null && !this.stopped; item = scheduler.take()) {
+        const r = this.groupRendition.get(item.group) ?? this.appendedRendition;
+        const rendition = r === null ? undefined : this.info?.renditions[r];
+        if (r !== null && rendition && r !== this.appendedRendition) {
+          // A rendition switch at this group's keyframe: its init segment first.
+          await buffer.append(await this.initFor(r), rendition.mime);
+          this.appendedRendition = r;
+        }
+        if (item.chunk.firstFrame === 0 && r !== null && this.info !== null) this.notePlayed(groupStartSeconds(this.info, item.group), r);
         await buffer.append(item.chunk.data);
       }
     } catch (error) {
@@ -252,6 +396,37 @@ export class LivePlayer implements ViewerPlayer {
     } finally {
       this.pumping = false;
     }
+  }
+
+  private notePlayed(startS: number, rendition: number): void {
+    const last = this.played[this.played.length - 1];
+    if (last && last.rendition === rendition && last.startS <= startS) return;
+    this.played.push({ startS, rendition });
+    // Keep what the playhead may still be in (and one entry before it).
+    const t = this.video.currentTime - LIVE_KEEP_BEHIND_S;
+    while (this.played.length > 2 && (this.played[1] as { startS: number }).startS < t) this.played.shift();
+  }
+
+  private measureChunk(group: number, lastFrameInGroup: number, bytes: number, arrivalMs: number): void {
+    const info = this.info;
+    if (this.abr === null || info === null) return;
+    const rendition = this.groupRendition.get(group);
+    if (rendition === undefined) return;
+    const frameMs = (1000 * info.fps_den) / info.fps_num;
+    const captureMs = info.epoch_us / 1000 + (group * info.frames_per_group + lastFrameInGroup) * frameMs;
+    const arrival = { group, rendition, bytes, captureMs, arrivalMs };
+    this.record({ type: 'chunk', ...arrival });
+    this.abr.onChunk(arrival);
+  }
+
+  private record(event: AbrTraceEvent): void {
+    this.traceEvents.push(event);
+    if (this.traceEvents.length > TRACE_MAX) this.traceEvents.splice(0, this.traceEvents.length - TRACE_MAX);
+  }
+
+  /** Live ABR's inputs so far (null without live ABR): a trace `replayTrace` reproduces. */
+  abrTrace(): AbrTrace | null {
+    return this.traceHeader === null ? null : { ...this.traceHeader, events: [...this.traceEvents] };
   }
 
   /** One control step: drop what would be too late, start / seek / set the rate, evict. */
@@ -264,8 +439,9 @@ export class LivePlayer implements ViewerPlayer {
     scheduler.targetPositionS = edge - this.targetS;
     // Data the feed waits for that would be shown more than target + SKIP_S late is given up
     // when a newer group's start is in (the control loop then seeks over the gap).
+    const skipS = this.abr !== null ? LIVE_ABR_SKIP_S : LIVE_CONTROL.SKIP_S;
     const need = scheduler.nextNeededS();
-    if (need !== null && edge - need > this.targetS + LIVE_CONTROL.SKIP_S && scheduler.skipForward()) void this.pump();
+    if (need !== null && edge - need > this.targetS + skipS && scheduler.skipForward()) void this.pump();
 
     const ranges: Range[] = buffer.ranges();
     const t = this.video.currentTime;
@@ -289,7 +465,7 @@ export class LivePlayer implements ViewerPlayer {
       return;
     }
 
-    const d = control({ liveEdge: edge, currentTime: t, ranges, targetS: this.targetS, mode: this.rateMode });
+    const d = control({ liveEdge: edge, currentTime: t, ranges, targetS: this.targetS, mode: this.rateMode, skipS });
     this.rateMode = d.mode;
     if (d.seekTo !== null) {
       this.video.currentTime = d.seekTo;
@@ -305,6 +481,24 @@ export class LivePlayer implements ViewerPlayer {
   }
 }
 
+/**
+ * Live ABR over the renditions MSE can play at or below `capKbps` (the `bitrate` parameter;
+ * null: the whole ladder), starting at the lowest of them.
+ */
+export function liveAbrFor(info: LiveInfo, capKbps: number | null, targetS: number, supported: (index: number) => boolean): LiveAbr {
+  const bitrates = info.renditions.map((r) => r.bitrate_bps);
+  let cap = Infinity;
+  if (capKbps !== null) {
+    const top = selectFixedRendition(info.renditions, capKbps);
+    cap = top === null ? Math.min(...bitrates) : (bitrates[top] as number);
+  }
+  const allowed = (i: number): boolean => supported(i) && (bitrates[i] as number) <= cap;
+  const usable = bitrates.map((b, i) => ({ b, i })).filter(({ i }) => allowed(i));
+  if (usable.length === 0) throw new Error(`live ABR: MSE supports none of the live renditions at or below ${capKbps ?? '∞'} kbit/s`);
+  const lowest = usable.reduce((a, c) => (c.b < a.b ? c : a));
+  return new LiveAbr(bitrates, { groupS: info.group_duration_us / 1e6, targetS, initial: lowest.i, allowed });
+}
+
 /** The browser's MSE buffer and clocks for the live player. */
 export function liveBrowserDeps(video: HTMLVideoElement): LiveDeps {
   return {
@@ -312,6 +506,7 @@ export function liveBrowserDeps(video: HTMLVideoElement): LiveDeps {
     isTypeSupported: (mime) => typeof MediaSource !== 'undefined' && MediaSource.isTypeSupported(mime),
     sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
     now: () => Date.now(),
+    pageNow: () => performance.now(),
   };
 }
 
@@ -333,5 +528,6 @@ export function vodLiveMetrics(mode: 'fixed' | 'abr' | 'live', playbackRate: num
     groupsDropped: null,
     liveSeeks: null,
     playbackRate,
+    bitrateSwitchLog: null,
   };
 }

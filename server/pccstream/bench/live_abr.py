@@ -1,0 +1,104 @@
+"""Issue #16's live targets from `pccstream ab --mode live --abr` databases
+(infra/experiments/live-abr.sh): per block, live vivace against the WebRTC arm.
+
+    python -m pccstream.bench.live_abr docs/results/live/live-abr-*.sqlite [--json]
+
+Targets, on the same blocks (same network realization): live vivace's p95 glass-to-glass
+latency <= WebRTC's, and its stall count <= WebRTC's freeze count. Beside them each arm's
+picture height (the resolution it chose) and mean bitrate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..ab.store import open_store
+from ..errors import UserError
+
+LIVE_ARM = "vivace"
+WEBRTC_ARM = "webrtc"
+COLUMNS = ("latency_p95_ms", "stall_count", "frame_height", "mean_bitrate_kbps")
+
+
+def blocks(db: Path) -> list[dict[str, Any]]:
+    """One row per (experiment, block) of a live design with both arms."""
+    rows: list[dict[str, Any]] = []
+    with open_store(db, must_exist=True) as store:
+        for experiment in store.experiments():
+            design = store.design(experiment["id"])
+            if design.mode != "live" or not {LIVE_ARM, WEBRTC_ARM} <= set(design.arms):
+                continue
+            by_block: dict[int, dict[str, Any]] = {}
+            for run in store.runs(experiment["id"]):
+                by_block.setdefault(run["block"], {})[run["arm"]] = {c: run[c] for c in COLUMNS}
+            for block in sorted(by_block):
+                arms = by_block[block]
+                live, rtc = arms.get(LIVE_ARM), arms.get(WEBRTC_ARM)
+                row: dict[str, Any] = {
+                    "db": db.name, "scenario": design.scenario_label, "block": block,
+                    "live_abr": design.live_abr, LIVE_ARM: live, WEBRTC_ARM: rtc,
+                }
+                if live and rtc:
+                    row["latency_ok"] = _le(live["latency_p95_ms"], rtc["latency_p95_ms"])
+                    row["stalls_ok"] = _le(live["stall_count"], rtc["stall_count"])
+                rows.append(row)
+    return rows
+
+
+def _le(a: float | None, b: float | None) -> bool | None:
+    return None if a is None or b is None else a <= b
+
+
+def _fmt(value: float | None, digits: int = 0) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def _verdict(ok: bool | None) -> str:
+    return "n/a" if ok is None else ("yes" if ok else "**no**")
+
+
+def markdown(rows: list[dict[str, Any]]) -> str:
+    header = ("| scenario | block | p95 latency vivace / webrtc (ms) | ≤ ? | stalls vivace / "
+              "webrtc freezes | ≤ ? | picture height vivace / webrtc (px) | mean bitrate "
+              "vivace / webrtc (kbit/s) |")
+    lines = [header, "|" + " --- |" * 8]
+    for row in rows:
+        live, rtc = row[LIVE_ARM] or {}, row[WEBRTC_ARM] or {}
+
+        def pair(column: str, digits: int = 0, live: dict = live, rtc: dict = rtc) -> str:
+            return f"{_fmt(live.get(column), digits)} / {_fmt(rtc.get(column), digits)}"
+
+        lines.append(
+            f"| {row['scenario']} | {row['block']} | {pair('latency_p95_ms', 1)} | "
+            f"{_verdict(row.get('latency_ok'))} | {pair('stall_count')} | "
+            f"{_verdict(row.get('stalls_ok'))} | {pair('frame_height')} | "
+            f"{pair('mean_bitrate_kbps')} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pccstream.bench.live_abr",
+                                     description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("dbs", nargs="+", type=Path, metavar="DB.sqlite")
+    parser.add_argument("--json", action="store_true", help="rows as JSON instead of Markdown")
+    args = parser.parse_args(argv)
+    try:
+        rows = [row for db in args.dbs for row in blocks(db)]
+    except UserError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if not rows:
+        print("no live experiment with both a vivace and a webrtc arm in "
+              + ", ".join(str(db) for db in args.dbs), file=sys.stderr)
+        return 2
+    sys.stdout.write(json.dumps(rows, indent=2) + "\n" if args.json else markdown(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
