@@ -37,13 +37,13 @@ if [[ ! -x .venv/bin/python ]]; then
   step "creating Python virtual environment at .venv"
   "$PY" -m venv .venv
 fi
-fp=$(fingerprint pyproject.toml)
+fp=$(fingerprint pyproject.toml setup.py)
 if is_fresh python "$fp" && .venv/bin/python -c 'import pccstream, aioquic' 2>/dev/null; then
   step "Python environment up to date"
 else
   step "installing the pccstream Python package (editable) and dev tools"
   .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-  .venv/bin/python -m pip install -q -e ".[dev]"
+  .venv/bin/python -m pip install -q -e ".[dev,cluster]"
   mark_fresh python "$fp"
 fi
 
@@ -67,22 +67,19 @@ else
   mark_fresh web "$fp"
 fi
 
-# 5. Default media for the demo and the tests: synthetic, 30 s, the default ladder.
+# 5. Default media for the demo and the tests, and 6. the live channel's media: the recipes of
+#    infra/media/recipes.toml (an installed pccstream makes the same on first use).
 if [[ -f media/default/manifest.json ]]; then
   step "default media present (media/default)"
 else
-  step "making default media (media/default: 30 s synthetic, h264 ladder)"
-  .venv/bin/pccstream media synth --out media/default --duration 30 --force
+  step "making default media (media/default: recipe 'default' of infra/media/recipes.toml)"
+  .venv/bin/pccstream media recipe default --out media/default --force
 fi
-
-# 6. The live channel's media: 60 s loop, 0.5 s groups of one-frame CMAF chunks (pccstream
-#    serve --live-media media/live); 2.5 Mbit/s is the 720p rendition of the live targets.
 if [[ -f media/live/manifest.json ]] && grep -q '"chunk_frames": 1' media/live/manifest.json; then
   step "live media present (media/live)"
 else
-  step "making live media (media/live: 60 s synthetic loop, 0.5 s groups, 1-frame chunks)"
-  .venv/bin/pccstream media synth --out media/live --duration 60 --segment-seconds 0.5 \
-    --chunk-frames 1 --ladder 600k,1200k,2500k --force
+  step "making live media (media/live: recipe 'live' of infra/media/recipes.toml)"
+  .venv/bin/pccstream media recipe live --out media/live --force
 fi
 
 step "done"
