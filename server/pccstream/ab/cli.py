@@ -133,6 +133,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     p.add_argument("--keep-logs", metavar="DIR", help="keep the emulator's packet logs here")
     p.add_argument(
+        "--cluster",
+        metavar="tcp://HOST:8786|local:N",
+        help="run the blocks as tasks on a Dask cluster (a scheduler's address, or local:N "
+        "for N local workers); this process stores the runs (docs/cluster.md)",
+    )
+    p.add_argument(
         "--export", choices=EXPORT_FORMATS, help="export the runs of --db (no experiment is run)"
     )
     p.add_argument("--out", metavar="FILE", help="--export target (default: DB name + suffix)")
@@ -316,6 +322,16 @@ def _ab(args: argparse.Namespace) -> int:
             design = _latest_unfinished(store)
         else:
             design = design_from_args(args)
+        if args.cluster:
+            from pccstream.ab.cluster import connect, print_outcome, run_on_cluster
+
+            with connect(args.cluster) as client:
+                outcome = run_on_cluster(
+                    store, design, client, resume=args.resume, command=command,
+                    media=args.media, live_media=args.live_media, keep_logs=args.keep_logs,
+                    max_load=args.max_load, max_load_wait_s=args.max_load_wait,
+                )  # fmt: skip
+            return print_outcome(outcome, args.db)
         if design.mode == "live":
             media = find_live_media(design, args.live_media)
         else:

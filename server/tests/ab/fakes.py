@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import random
+from collections.abc import AsyncIterator
 from typing import Any
 
 from pccstream.ab.design import Design, Slot
@@ -80,3 +83,17 @@ class FakeRunner:
             raise RuntimeError("simulated crash")
         self.ran.append((slot.block, slot.arm))
         return fake_record(design, slot)
+
+
+class PlayingRunner(FakeRunner):
+    """A fake run that takes the design's duration in real time (nothing plays)."""
+
+    async def run(self, design: Design, slot: Slot) -> dict[str, Any]:
+        await asyncio.sleep(design.duration_s)
+        return await super().run(design, slot)
+
+
+@contextlib.asynccontextmanager
+async def playing_runner(design: Design, job: object) -> AsyncIterator[PlayingRunner]:
+    """`pccstream.ab.cluster.RunnerFactory` of PlayingRunner, importable by Dask workers."""
+    yield PlayingRunner()
