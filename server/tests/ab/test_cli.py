@@ -86,7 +86,7 @@ def test_media_is_found_in_the_cache(tmp_path: Path, monkeypatch):
     design = Design(
         arms=("cubic",), scenario="video-rttflap", bitrate_kbps=750, ladder=(750,), duration_s=30
     )
-    monkeypatch.setattr(ab_cli, "REPO_ROOT", tmp_path)  # no media/default here
+    monkeypatch.setattr(ab_cli, "named_media", lambda name: tmp_path / name)  # none here
     assert ab_cli.find_or_make_media(design, None) == media
 
 
