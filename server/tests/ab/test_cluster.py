@@ -34,7 +34,7 @@ from pccstream.ab.progress import Progress  # noqa: E402
 from pccstream.ab.store import Store  # noqa: E402
 from pccstream.harness.cpu import cpu_model  # noqa: E402
 
-from .fakes import playing_runner  # noqa: E402
+from .fakes import dying_runner, playing_runner  # noqa: E402
 
 DESIGN = Design(
     arms=("vivace", "cubic"),
@@ -154,6 +154,23 @@ def test_resume_after_killing_the_client_stores_every_run_once(tmp_path: Path):
         )  # stored runs untouched
     # Nothing of the killed client's cluster is left running.
     assert subprocess.run(["pgrep", "-g", str(child.pid)], capture_output=True).returncode == 1
+
+
+def test_a_lost_workers_block_is_rerun_and_nothing_is_stored_twice(tmp_path: Path, monkeypatch):
+    """A worker process dies in the middle of block 1 (after its first run was sent); Dask runs
+    the block again on a worker, which skips the run already stored."""
+    marker = tmp_path / "died"
+    monkeypatch.setenv("PCCSTREAM_TEST_DIE_ONCE", str(marker))  # the spawned workers inherit it
+    monkeypatch.syspath_prepend(str(SERVER_DIR))  # so they import tests.ab.fakes
+    progress, log = quiet()
+    with Store(tmp_path / "r.sqlite") as store, connect("local:2") as client:
+        outcome = run_on_cluster(store, DESIGN, client, runner=dying_runner, progress=progress)
+        runs = assert_complete_and_intact(store)
+    assert marker.is_file(), "the worker did not die"
+    assert outcome.failures == [] and outcome.ran == 4 and outcome.duplicates in (0, 1)
+    block0 = [json.loads(r["config_json"])["worker"] for r in runs if r["block"] == 0]
+    assert len(block0) == 2  # its first run from the lost worker, its second from the re-run
+    assert "4/4 runs done" in log.getvalue()
 
 
 def test_a_bad_cluster_address_is_one_clear_line():
