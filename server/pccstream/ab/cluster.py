@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 
 RESOURCE = "pccstream"
 POLL_S = 1.0
+RECEIVE_POLL_S = 0.1
 WORKERS_REFRESH_S = 10.0
 
 
@@ -300,11 +301,14 @@ def run_on_cluster(
         pending = as_completed(list(futures))
         refreshed = time.monotonic()
         while True:
-            _receive(store, design, queue, stored, done, progress, outcome, timeout=POLL_S)
+            _receive(store, design, queue, stored, done, progress, outcome, wait_s=POLL_S)
             for future in pending.next_batch(block=False) if pending.has_ready() else []:
                 block = futures[future]
                 if future.status != "finished":
-                    error = future.exception()
+                    try:
+                        error: BaseException | None = future.exception()
+                    except (Exception, asyncio.CancelledError) as exc:  # cancelled: it raises
+                        error = exc
                     outcome.failures.append(f"block {block + 1}: {error}")
                     progress.note(f"block {block + 1}/{design.runs} failed: {error}")
             if pending.is_empty():
@@ -316,7 +320,7 @@ def run_on_cluster(
             progress.set_label(f"{running} block(s) queued or running")
             progress.tick()
         # Every task has finished: what it sent is at the scheduler; take the rest.
-        _receive(store, design, queue, stored, done, progress, outcome, timeout=0.5, drain=True)
+        _receive(store, design, queue, stored, done, progress, outcome, wait_s=0.0)
     finally:
         for block, arms in claimed.items():
             for arm in arms:
@@ -340,22 +344,18 @@ def _receive(
     progress: Progress,
     outcome: ClusterOutcome,
     *,
-    timeout: float,
-    drain: bool = False,
+    wait_s: float,
 ) -> None:
-    """Store the runs that arrived (waiting up to `timeout` for the first); `drain`: until the
-    queue is empty."""
+    """Store the runs that have arrived, waiting up to `wait_s` for some. (A batch get returns
+    at once; a get with a timeout would log the timeout as an error on the scheduler.)"""
+    deadline = time.monotonic() + wait_s
     while True:
-        try:
-            messages = [queue.get(timeout=timeout)]
-        except TimeoutError:
-            return
-        if drain or queue.qsize():
-            messages += queue.get(batch=True)
+        messages = queue.get(batch=True)
         for message in messages:
             _store_run(store, design, message, stored, done, progress, outcome)
-        if not drain:
+        if messages or time.monotonic() >= deadline:
             return
+        time.sleep(RECEIVE_POLL_S)
 
 
 def _store_run(

@@ -33,6 +33,7 @@ from pccstream.ab.design import Design, schedule  # noqa: E402
 from pccstream.ab.progress import Progress  # noqa: E402
 from pccstream.ab.store import Store  # noqa: E402
 from pccstream.harness.cpu import cpu_model  # noqa: E402
+from tests.checkout import REPO_ROOT  # noqa: E402
 
 from .fakes import dying_runner, playing_runner  # noqa: E402
 
@@ -44,7 +45,7 @@ DESIGN = Design(
     duration_s=5.0,
     bitrate_kbps=3000,
 )
-SERVER_DIR = Path(__file__).resolve().parent.parent.parent
+SERVER_DIR = REPO_ROOT / "server"
 
 
 def quiet() -> tuple[Progress, io.StringIO]:

@@ -19,6 +19,7 @@ from pccstream.ab.progress import Progress
 from pccstream.ab.runner import RunFailed
 from pccstream.ab.store import Store, export, telemetry
 from pccstream.errors import UserError
+from tests.checkout import REPO_ROOT
 
 from .fakes import FakeRunner, fake_record
 
@@ -148,7 +149,7 @@ def test_a_killed_process_leaves_only_complete_runs(tmp_path: Path):
     script = textwrap.dedent(
         f"""
         import asyncio, io, sys
-        sys.path.insert(0, {str(Path(__file__).parent.parent.parent)!r})
+        sys.path.insert(0, {str(REPO_ROOT / "server")!r})
         from tests.ab.fakes import FakeRunner
         from tests.ab.test_store_resume import DESIGN, quiet
         from pccstream.ab.experiment import run_experiment
