@@ -113,12 +113,19 @@ def worker_identity() -> dict[str, Any]:
 def run_block(job: BlockJob) -> list[str]:
     """The Dask task: run the block's arms in order, each sent back as soon as it is measured;
     returns the arms sent."""
+    from dask.context import thread_state  # the task key of the running task
     from distributed import Queue, Variable, get_worker
 
     design = job.design
     slots = {slot.arm: slot for slot in schedule(design) if slot.block == job.block}
     queue, stored = Queue(job.runs_queue), Variable(job.stored_variable)
-    worker = get_worker().address
+    worker = get_worker()
+    key = thread_state.key  # this task's, read in the task's own thread
+
+    def dropped() -> bool:
+        """The client is gone (killed) and Dask dropped this task: nobody would store more."""
+        task = worker.state.tasks.get(key)
+        return task is None or task.state in ("cancelled", "released", "forgotten")
 
     def stored_arms() -> set[str]:
         try:
@@ -131,13 +138,15 @@ def run_block(job: BlockJob) -> list[str]:
         sent: list[str] = []
         async with job.runner(design, job) as runner:
             for arm in job.arms:
+                if dropped():
+                    break
                 # Blocking Dask calls leave this thread's event loop to a helper thread.
                 if arm in await asyncio.to_thread(stored_arms):
                     continue  # stored from an earlier attempt of this block (a lost worker)
                 record = await measure_slot(
                     design, slots[arm], runner, job.max_load, job.max_load_wait_s
                 )
-                record.setdefault("config", {})["worker"] = worker
+                record.setdefault("config", {})["worker"] = worker.address
                 payload = zlib.compress(json.dumps(record).encode(), 6)
                 message = {"block": job.block, "arm": arm, "record_z": payload}
                 await asyncio.to_thread(queue.put, message)
