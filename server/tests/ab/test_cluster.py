@@ -24,18 +24,17 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("distributed")  # the `cluster` extra; the bootstrap installs it
+# The `cluster` extra (Dask distributed): the bootstrap installs it; never skipped.
+from distributed import Client, LocalCluster
 
-from distributed import Client, LocalCluster  # noqa: E402
+from pccstream.ab.cluster import connect, run_on_cluster
+from pccstream.ab.design import Design, schedule
+from pccstream.ab.progress import Progress
+from pccstream.ab.store import Store
+from pccstream.harness.cpu import cpu_model
+from tests.checkout import REPO_ROOT
 
-from pccstream.ab.cluster import connect, run_on_cluster  # noqa: E402
-from pccstream.ab.design import Design, schedule  # noqa: E402
-from pccstream.ab.progress import Progress  # noqa: E402
-from pccstream.ab.store import Store  # noqa: E402
-from pccstream.harness.cpu import cpu_model  # noqa: E402
-from tests.checkout import REPO_ROOT  # noqa: E402
-
-from .fakes import dying_runner, playing_runner  # noqa: E402
+from .fakes import dying_runner, playing_runner
 
 DESIGN = Design(
     arms=("vivace", "cubic"),
