@@ -225,9 +225,7 @@ def _check_workers(client: Client, progress: Progress) -> None:
         hosts[identity["host"]] = hosts.get(identity["host"], 0) + 1
     text = ", ".join(f"{host} x{n}" for host, n in sorted(hosts.items())) or "none yet"
     progress.note(f"workers: {text} ({_workers_with_resource(client)} with {RESOURCE}=1)")
-    stale = sorted(
-        {i["host"] for i in identities.values() if i["source_sha256"] != ours}
-    )
+    stale = sorted({i["host"] for i in identities.values() if i["source_sha256"] != ours})
     if stale:
         progress.note(
             f"warning: workers on {', '.join(stale)} run other pccstream sources than this "
