@@ -37,13 +37,13 @@ if [[ ! -x .venv/bin/python ]]; then
   step "creating Python virtual environment at .venv"
   "$PY" -m venv .venv
 fi
-fp=$(fingerprint pyproject.toml)
+fp=$(fingerprint pyproject.toml setup.py)
 if is_fresh python "$fp" && .venv/bin/python -c 'import pccstream, aioquic' 2>/dev/null; then
   step "Python environment up to date"
 else
   step "installing the pccstream Python package (editable) and dev tools"
   .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-  .venv/bin/python -m pip install -q -e ".[dev]"
+  .venv/bin/python -m pip install -q -e ".[dev,cluster]"
   mark_fresh python "$fp"
 fi
 
@@ -67,32 +67,30 @@ else
   mark_fresh web "$fp"
 fi
 
-# 5. Default media for the demo and the tests: synthetic, 30 s, the default ladder.
+# 5. Default media for the demo and the tests, and 6. the live channel's media: the recipes of
+#    infra/media/recipes.toml (an installed pccstream makes the same on first use).
 if [[ -f media/default/manifest.json ]]; then
   step "default media present (media/default)"
 else
-  step "making default media (media/default: 30 s synthetic, h264 ladder)"
-  .venv/bin/pccstream media synth --out media/default --duration 30 --force
+  step "making default media (media/default: recipe 'default' of infra/media/recipes.toml)"
+  .venv/bin/pccstream media recipe default --out media/default --force
 fi
-
-# 6. The live channel's media: 60 s loop, 0.5 s groups of one-frame CMAF chunks (pccstream
-#    serve --live-media media/live). Its ladder lines up with the default VOD ladder (same
-#    bitrates and resolutions: 240p, 360p, 480p, 720p) plus 2500k at 720p, the live targets'
-#    ladder top (pccstream ab --mode live --bitrate 2500; docs/live.md, "Live ABR").
-#    A media/live made for an older ladder (e.g. 600k,1200k,2500k) is made again.
-LIVE_LADDER=300k,750k,1500k,2500k,3000k
-live_ids=$(.venv/bin/python - media/live/manifest.json 2>/dev/null <<'PY' || true
-import json, sys
+# The live ladder lines up with the default VOD ladder (240p, 360p, 480p, 720p) plus 2500k at
+# 720p, the live targets' ladder top (docs/live.md, "Live ABR"); a media/live made for another
+# ladder (e.g. the older 600k,1200k,2500k) is made again.
+live_ok=$(.venv/bin/python - media/live/manifest.json infra/media/recipes.toml 2>/dev/null <<'PY' || true
+import json, sys, tomllib
 m = json.load(open(sys.argv[1]))
-print(",".join(r["id"] for r in m["renditions"]) if m.get("chunk_frames") == 1 else "")
+want = tomllib.load(open(sys.argv[2], "rb"))["live"]["ladder"]
+have = ",".join(r["id"] for r in m["renditions"])
+print("yes" if m.get("chunk_frames") == 1 and have == want else "")
 PY
 )
-if [[ "$live_ids" == "$LIVE_LADDER" ]]; then
-  step "live media present (media/live: $LIVE_LADDER)"
+if [[ "$live_ok" == "yes" ]]; then
+  step "live media present (media/live)"
 else
-  step "making live media (media/live: 60 s synthetic loop, 0.5 s groups, 1-frame chunks, $LIVE_LADDER)"
-  .venv/bin/pccstream media synth --out media/live --duration 60 --segment-seconds 0.5 \
-    --chunk-frames 1 --ladder "$LIVE_LADDER" --force
+  step "making live media (media/live: recipe 'live' of infra/media/recipes.toml)"
+  .venv/bin/pccstream media recipe live --out media/live --force
 fi
 
 step "done"

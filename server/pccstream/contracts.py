@@ -14,9 +14,9 @@ from typing import Any
 from urllib.parse import urlencode
 
 from pccstream.errors import UserError
-from pccstream.paths import REPO_ROOT
+from pccstream.paths import CONTRACTS, data_path
 
-CONTRACT_FILE = REPO_ROOT / "shared" / "contracts" / "player.json"
+CONTRACT_FILE = data_path(CONTRACTS) / "player.json"
 CONTRACT: dict[str, Any] = json.loads(CONTRACT_FILE.read_text())
 
 # live.keep_ms bound (shared/PROTOCOL.md): the player's `keep` and the session's parameter.

@@ -16,8 +16,8 @@ from pccstream.ab import runner
 from pccstream.contracts import CONTRACT, METRIC_FIELDS, metric, page_query
 from pccstream.errors import UserError
 from pccstream.media.manifest import load_manifest
-from pccstream.paths import REPO_ROOT
 from pccstream.webrtc import call
+from tests.checkout import REPO_ROOT
 
 from .server.conftest import make_fake_media
 

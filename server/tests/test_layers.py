@@ -8,7 +8,8 @@ import sys
 import tomllib
 from pathlib import Path
 
-from pccstream.paths import PACKAGE_DIR, REPO_ROOT
+from pccstream.paths import PACKAGE_DIR
+from tests.checkout import REPO_ROOT
 
 PYPROJECT = REPO_ROOT / "pyproject.toml"
 

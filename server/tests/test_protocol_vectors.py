@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from pccstream import protocol
-from pccstream.paths import REPO_ROOT
 from pccstream.protocol import Kind, ProtocolError, Request, Status
+from tests.checkout import REPO_ROOT
 
 VECTORS: dict[str, Any] = json.loads(
     (REPO_ROOT / "shared" / "vectors" / "protocol.json").read_text()

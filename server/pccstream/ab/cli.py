@@ -6,7 +6,6 @@ import argparse
 import asyncio
 import json
 import math
-import os
 import shlex
 import subprocess
 import sys
@@ -15,7 +14,8 @@ from pathlib import Path
 from pccstream.ab.design import Design, default_ladder, parse_arms, resolve_scenario, schedule
 from pccstream.ab.store import EXPORT_FORMATS, Store, export, open_store
 from pccstream.errors import UserError
-from pccstream.paths import REPO_ROOT
+from pccstream.media.recipes import named_media
+from pccstream.paths import cache_dir as work_cache_dir
 
 MEDIA_MARGIN_S = 8.0
 
@@ -139,6 +139,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     p.add_argument("--keep-logs", metavar="DIR", help="keep the emulator's packet logs here")
     p.add_argument(
+        "--cluster",
+        metavar="tcp://HOST:8786|local:N",
+        help="run the blocks as tasks on a Dask cluster (a scheduler's address, or local:N "
+        "for N local workers); this process stores the runs (docs/cluster.md)",
+    )
+    p.add_argument(
         "--export", choices=EXPORT_FORMATS, help="export the runs of --db (no experiment is run)"
     )
     p.add_argument("--out", metavar="FILE", help="--export target (default: DB name + suffix)")
@@ -218,7 +224,7 @@ def _manifest_fits(media: Path, ladder: tuple[int, ...], min_duration_s: float) 
 
 
 def cache_dir() -> Path:
-    return Path(os.environ.get("PCCSTREAM_CACHE", REPO_ROOT / ".cache")) / "media"
+    return work_cache_dir() / "media"
 
 
 def find_or_make_media(design: Design, explicit: str | None) -> Path:
@@ -243,7 +249,7 @@ def media_for_ladder(
             )
         return media
     ladder_name = "-".join(f"{k}k" for k in ladder)
-    candidates = [REPO_ROOT / "media" / "default"]
+    candidates = [named_media("default")]
     root = cache_dir()
     if root.is_dir():
         candidates += sorted(root.glob(f"{ladder_name}-*s"))
@@ -275,8 +281,14 @@ def media_for_ladder(
 
 
 def find_live_media(design: Design, explicit: str | None) -> Path:
-    """`--live-media`, else media/live: a live-capable directory with the design's bitrate."""
-    media = Path(explicit) if explicit else REPO_ROOT / "media" / "live"
+    """`--live-media`, else the `live` media (made on first use): a live-capable directory
+    with the design's bitrate."""
+    if explicit:
+        media = Path(explicit)
+    else:
+        from pccstream.media.recipes import ensure_named_media
+
+        media = ensure_named_media("live")
     flag = "--live-media" if explicit else "media/live"
     if not (media / "manifest.json").is_file():
         raise UserError(f"{flag} {media}: no manifest.json (./infra/bootstrap.sh makes media/live)")
@@ -317,6 +329,16 @@ def _ab(args: argparse.Namespace) -> int:
             design = _latest_unfinished(store)
         else:
             design = design_from_args(args)
+        if args.cluster:
+            from pccstream.ab.cluster import connect, print_outcome, run_on_cluster
+
+            with connect(args.cluster) as client:
+                outcome = run_on_cluster(
+                    store, design, client, resume=args.resume, command=command,
+                    media=args.media, live_media=args.live_media, keep_logs=args.keep_logs,
+                    max_load=args.max_load, max_load_wait_s=args.max_load_wait,
+                )  # fmt: skip
+            return print_outcome(outcome, args.db)
         if design.mode == "live":
             media = find_live_media(design, args.live_media)
         else:

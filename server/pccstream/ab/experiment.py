@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import socket
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from pccstream.ab.runner import RunFailed, Runner
 from pccstream.ab.starvation import starvation
 from pccstream.ab.store import Store
 from pccstream.errors import UserError
+from pccstream.harness.cpu import cpu_model
 
 RETRIES = 1  # a run that measured nothing (RunFailed) is tried once more, then we stop
 
@@ -54,7 +56,7 @@ def prepare(store: Store, design: Design, *, resume: bool, command: str | None =
     return done
 
 
-def _summary(record: dict[str, Any]) -> str:
+def run_summary(record: dict[str, Any]) -> str:
     def fmt(key: str, scale: float = 1.0, unit: str = "") -> str:
         value = record.get(key)
         if value is None:
@@ -138,7 +140,7 @@ async def run_experiment(
             finally:
                 store.release(design.experiment_id, slot.block, slot.arm)  # no-op once stored
             overheads.append(record["overhead_s"])
-            progress.finish_run(_summary(record))
+            progress.finish_run(run_summary(record))
     finally:
         ticker.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -166,6 +168,22 @@ async def _run_slot(
     sleep: Callable[[float], Awaitable[None]],
 ) -> dict[str, Any]:
     """Run one claimed slot (a failed run is retried once) and commit its record."""
+    record = await measure_slot(design, slot, runner, max_load, max_load_wait_s, loadavg, sleep)
+    store.commit_run(design.experiment_id, record)
+    return record
+
+
+async def measure_slot(
+    design: Design,
+    slot: Slot,
+    runner: Runner,
+    max_load: float | None,
+    max_load_wait_s: float,
+    loadavg: Callable[[], tuple[float, float, float]] = os.getloadavg,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> dict[str, Any]:
+    """Run one slot (a failed run is retried once): its complete record, ready to store, with
+    the host it ran on (a cluster worker calls this too, pccstream.ab.cluster)."""
     load_wait_s = 0.0
     if max_load is not None:
         load_wait_s = await wait_for_load(max_load, max_load_wait_s, loadavg=loadavg, sleep=sleep)
@@ -200,7 +218,8 @@ async def _run_slot(
     record.update(starvation(record).columns())
     if record.get("overhead_s") is None:
         record["overhead_s"] = round(record["wall_s"] - design.duration_s, 3)
-    store.commit_run(design.experiment_id, record)
+    record.setdefault("worker_host", socket.gethostname())
+    record.setdefault("cpu_model", cpu_model())
     return record
 
 

@@ -42,12 +42,19 @@ class Progress:
         self._run_started = self.started
         self._label = ""
         self.tty = self.stream.isatty()
+        # Runs measured at once (cluster workers): the ETA divides by it; 0 = one at a time here.
+        self.parallel = 0
 
     def _line(self, now: float) -> str:
         filled = round(self.WIDTH * self.done / self.total) if self.total else self.WIDTH
         bar = "#" * filled + "." * (self.WIDTH - filled)
         remaining = self.total - self.done
-        eta = estimate_eta(remaining, self.durations, self.expected_run_s, now - self._run_started)
+        if self.parallel:
+            eta = estimate_eta(remaining, self.durations, self.expected_run_s) / self.parallel
+        else:
+            eta = estimate_eta(
+                remaining, self.durations, self.expected_run_s, now - self._run_started
+            )
         return (
             f"[{bar}] {self.done}/{self.total} runs | {self._label} | elapsed "
             f"{format_duration(now - self.started)} | ETA {format_duration(eta)}"
@@ -71,6 +78,25 @@ class Progress:
         self.stream.write(f"  {self._label}: {summary} ({now - self._run_started:.1f} s)\n")
         if self.tty and self.done < self.total:
             self._emit(self._line(now))
+
+    def set_label(self, label: str) -> None:
+        self._label = label
+
+    def run_arrived(self, label: str, summary: str, run_s: float) -> None:
+        """A run measured elsewhere (a cluster worker, in `run_s` seconds) has been stored."""
+        self.durations.append(run_s)
+        self.done += 1
+        if self.tty:
+            self.stream.write("\r\x1b[K")
+        self.stream.write(f"  {label}: {summary} ({run_s:.1f} s)\n")
+        self._emit(self._line(time.monotonic()))
+
+    def note(self, text: str) -> None:
+        """One line of news between the runs."""
+        if self.tty:
+            self.stream.write("\r\x1b[K")
+        self.stream.write(text + "\n")
+        self.stream.flush()
 
     def skip_run(self, label: str, reason: str) -> None:
         """A slot this process leaves alone (`reason`: e.g. which process runs it)."""

@@ -146,6 +146,44 @@ class ExperimentView:
             "the means are also given without them."
         )
 
+    def hosts(self) -> dict[str, tuple[int, str | None]]:
+        """Runs per worker host, with its CPU model (runs stored before hosts were: none)."""
+        out: dict[str, tuple[int, str | None]] = {}
+        for run in self.runs:
+            host = run["worker_host"]
+            if host:
+                count, _ = out.get(host, (0, None))
+                out[host] = (count + 1, run["cpu_model"])
+        return out
+
+    def hosts_table(self) -> tuple[list[str], list[list[str]]]:
+        """The worker host of every run: a row per block, a column per arm."""
+        cells = {(r["block"], r["arm"]): r["worker_host"] or "?" for r in self.runs}
+        blocks = sorted({block for block, _ in cells})
+        rows = [
+            [str(block + 1), *(cells.get((block, arm), "") for arm in self.arms)]
+            for block in blocks
+        ]
+        return ["block", *self.arms], rows
+
+    def split_blocks(self) -> list[int]:
+        """Blocks whose arms ran on more than one host (e.g. a lost worker's re-run)."""
+        hosts: dict[int, set[str]] = {}
+        for run in self.runs:
+            if run["worker_host"]:
+                hosts.setdefault(run["block"], set()).add(run["worker_host"])
+        return sorted(block for block, names in hosts.items() if len(names) > 1)
+
+    def host_warning(self) -> str | None:
+        split = self.split_blocks()
+        if not split:
+            return None
+        return (
+            f"{len(split)} block(s) ran their arms on different hosts (block "
+            f"{', '.join(str(b + 1) for b in split)}): their paired differences compare "
+            "machines as well as controllers."
+        )
+
     def example(self, arm: str) -> sqlite3.Row | None:
         runs = [r for r in self.runs if r["arm"] == arm]
         return min(runs, key=lambda r: r["block"]) if runs else None
@@ -391,6 +429,18 @@ def experiment_section(view: ExperimentView, seed: int, resamples: int) -> str:
     if not view.runs:
         parts.append("<p>No runs stored yet.</p>")
         return "\n".join(parts)
+    hosts = view.hosts()
+    if hosts:
+        listed = "; ".join(
+            f"{html.escape(host)} ({count} runs, {html.escape(model or 'CPU unknown')})"
+            for host, (count, model) in sorted(hosts.items())
+        )
+        parts.append(f"<p>Hosts: {listed}.</p>")
+        host_warning = view.host_warning()
+        if host_warning is not None:
+            parts.append(f"<p class=warn>{html.escape(host_warning)}</p>")
+        parts.append("<details><summary>Worker host of every run</summary>")
+        parts.append(_table(*view.hosts_table()) + "</details>")
     header, rows = summary_table(view, seed, resamples)
     parts.append("<h3>Mean per arm [95 % bootstrap CI]</h3>")
     parts.append(
@@ -486,6 +536,9 @@ def markdown_tables(store: Store, *, seed: int | None = None, resamples: int = 1
         if not view.runs:
             continue
         out.append(_markdown_table(*summary_table(view, seed, resamples)) + "\n")
+        host_warning = view.host_warning()
+        if host_warning is not None:
+            out.append(f"**Warning:** {host_warning}\n")
         warning = view.starvation_warning()
         if warning is not None:
             out.append(f"**Warning:** {warning}\n")

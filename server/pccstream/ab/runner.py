@@ -34,7 +34,7 @@ from pccstream.errors import UserError
 from pccstream.harness import browser as br
 from pccstream.harness import cpu
 from pccstream.harness.processes import ServerProcess, endpoint_priority
-from pccstream.paths import PACKAGE_DIR, REPO_ROOT
+from pccstream.paths import PACKAGE_DIR, checkout_root
 from pccstream.webrtc.call import CallFailed, CallPages, run_call
 from pccstream.webrtc.turn import TurnServer, turn_url
 
@@ -150,9 +150,11 @@ def versions() -> dict[str, Any]:
         except metadata.PackageNotFoundError:
             return None
 
-    repo = REPO_ROOT
+    repo = checkout_root()
     commit = dirty = None
     try:
+        if repo is None:
+            raise OSError("installed, not a checkout")
         commit = subprocess.run(
             ["git", "-C", str(repo), "rev-parse", "HEAD"],
             capture_output=True,

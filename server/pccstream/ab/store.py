@@ -69,6 +69,9 @@ METRIC_COLUMNS: tuple[tuple[str, str], ...] = (
     ("host_cpus", "INTEGER"),
     ("cpu_starved", "INTEGER"),
     ("cpu_starved_reason", "TEXT"),
+    # Where the run ran: this machine, or the cluster worker's (docs/cluster.md).
+    ("worker_host", "TEXT"),
+    ("cpu_model", "TEXT"),
 )
 
 _SCHEMA = f"""

@@ -19,9 +19,9 @@ from ..cc.sprout import Sprout
 from ..cc.sprout_ewma import SproutEwma
 from ..cc.tick_arrivals import DeliveryClock
 from ..emulator.trace import load_trace
-from ..paths import INFRA_DIR
+from ..paths import TRACES, data_path
 
-TRACES_DIR = INFRA_DIR / "traces"
+TRACES_DIR = data_path(TRACES)
 TRACES = ("Verizon-LTE-short", "TMobile-LTE-short", "ATT-LTE-driving")
 
 

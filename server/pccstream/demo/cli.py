@@ -28,7 +28,7 @@ from pccstream.cc.registry import create_controller, split_cc_spec
 from pccstream.contracts import page_query
 from pccstream.emulator.relay import EmulatorProcess
 from pccstream.errors import UserError
-from pccstream.paths import REPO_ROOT
+from pccstream.media.recipes import ensure_named_media, named_media
 from pccstream.server.app import ServerConfig, default_state_dir, default_web_root, peak_rss_mib
 from pccstream.stack import streaming_server
 from pccstream.webrtc.turn import TurnServer, turn_url
@@ -82,7 +82,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="emulator seed (all arms)")
     parser.add_argument(
-        "--media", type=Path, default=REPO_ROOT / "media" / "default", help="media directory"
+        "--media",
+        type=Path,
+        help=f"media directory (default: {named_media('default')}, made on first use)",
     )
     parser.add_argument(
         "--live",
@@ -92,8 +94,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument(
         "--live-media",
         type=Path,
-        default=REPO_ROOT / "media" / "live",
-        help="the live channel's media, served when it exists (default: %(default)s)",
+        help=f"the live channel's media (default: {named_media('live')}, served when it "
+        "exists, made on first use by --live and the webrtc arm)",
     )
     parser.add_argument("--http-port", type=int, default=8080, help="HTTP port (0: any)")
     parser.add_argument("--port", type=int, default=0, help="QUIC port (default: any)")
@@ -211,8 +213,11 @@ async def run_demo(args: argparse.Namespace, stop: asyncio.Event) -> None:
     webrtc = WEBRTC_ARM in names
     live = bool(args.live) or webrtc
     extra = player_extra(names, live, args.player)
+    media: Path = args.media or ensure_named_media("default")
     live_media: Path | None = args.live_media
-    if live_media is not None and not (live_media / "manifest.json").is_file():
+    if live_media is None:
+        live_media = ensure_named_media("live") if live else named_media("live")
+    if not (live_media / "manifest.json").is_file():
         if live:
             why = f"the {WEBRTC_ARM} arm sends the live channel" if webrtc else "--live"
             raise UserError(
@@ -221,7 +226,7 @@ async def run_demo(args: argparse.Namespace, stop: asyncio.Event) -> None:
             )
         live_media = None
     config = ServerConfig(
-        media_dir=args.media,
+        media_dir=media,
         port=args.port,
         http_port=args.http_port,
         cc=split_cc_spec(next((n for n in names if n != WEBRTC_ARM), "vivace"))[0],

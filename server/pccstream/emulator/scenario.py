@@ -25,25 +25,25 @@ from pccstream.emulator.loss import LossModel, parse_loss
 from pccstream.emulator.queues import DropTailQueue, parse_queue
 from pccstream.emulator.trace import Trace, constant_rate_trace, load_trace, parse_rate
 from pccstream.errors import UserError
-from pccstream.paths import INFRA_DIR
+from pccstream.paths import SCENARIOS, TRACES, data_path
 
 DIRECTIONS = ("down", "up")
 
 
-def infra_dir() -> Path:
-    """The repository's infra/ (override with PCCSTREAM_INFRA_DIR)."""
+def _infra_override() -> Path | None:
+    """PCCSTREAM_INFRA_DIR: a directory with scenarios/ and traces/ to use instead."""
     env = os.environ.get("PCCSTREAM_INFRA_DIR")
-    if env:
-        return Path(env)
-    return INFRA_DIR
+    return Path(env) if env else None
 
 
 def scenarios_dir() -> Path:
-    return infra_dir() / "scenarios"
+    override = _infra_override()
+    return override / "scenarios" if override else data_path(SCENARIOS)
 
 
 def traces_dir() -> Path:
-    return infra_dir() / "traces"
+    override = _infra_override()
+    return override / "traces" if override else data_path(TRACES)
 
 
 # --------------------------------------------------------------------------------------------

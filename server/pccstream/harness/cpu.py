@@ -103,3 +103,15 @@ def cpu_delta(before: Mapping[int, float], after: Mapping[int, float]) -> float:
     """CPU seconds used between two `chromium_cpu` snapshots; a browser relaunched in between
     counts from zero."""
     return max(0.0, sum(after[pid] - before.get(pid, 0.0) for pid in after))
+
+
+def cpu_model() -> str | None:
+    """The CPU's model name (/proc/cpuinfo), e.g. for telling the machines of a cluster apart."""
+    try:
+        for line in (_PROC / "cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() in ("model name", "Model", "Hardware") and value.strip():
+                return value.strip()
+    except OSError:
+        pass
+    return None

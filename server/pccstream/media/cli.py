@@ -97,6 +97,19 @@ def register(subparsers: Any) -> None:
     )
     package.set_defaults(func=run_package)
 
+    recipe = sub.add_parser(
+        "recipe",
+        help="encode one of the named media (default, live) of infra/media/recipes.toml",
+        description="Encode a named synthetic media (infra/media/recipes.toml, shipped with "
+        "the package): `default` is the demo's video on demand, `live` the live channel's.",
+    )
+    recipe.add_argument("name", metavar="NAME", help="recipe name, e.g. default or live")
+    recipe.add_argument("--out", required=True, type=Path, metavar="DIR")
+    recipe.add_argument(
+        "--force", action="store_true", help="write into a non-empty directory"
+    )
+    recipe.set_defaults(func=run_recipe)
+
     info = sub.add_parser("info", help="validate a media directory and summarise it")
     info.add_argument("dir", type=Path, metavar="DIR")
     info.set_defaults(func=run_info)
@@ -116,6 +129,13 @@ def run_synth(args: argparse.Namespace) -> int:
         force=args.force,
         report=stderr_reporter,
     )
+    return 0
+
+
+def run_recipe(args: argparse.Namespace) -> int:
+    from pccstream.media.recipes import make
+
+    make(args.name, args.out, force=args.force)
     return 0
 
 

@@ -23,7 +23,7 @@ from pccstream import __version__
 from pccstream.aioquic_internals import check_aioquic_internals
 from pccstream.cc.registry import create_controller, list_controllers
 from pccstream.errors import UserError
-from pccstream.paths import REPO_ROOT
+from pccstream.paths import WEB_DIST, data_path, user_cache_dir
 from pccstream.server.certs import Certificate, ensure_certificate
 from pccstream.server.http_app import Route, WebAppServer
 from pccstream.server.link_status import LinkStatusReceiver
@@ -35,12 +35,12 @@ from pccstream.server.webtransport import SESSION_PATH, EndpointSettings, protoc
 log = logging.getLogger("pccstream.server")
 
 def default_web_root() -> Path:
-    return Path(os.environ.get("PCCSTREAM_WEB_ROOT", REPO_ROOT / "web" / "dist"))
+    env = os.environ.get("PCCSTREAM_WEB_ROOT")
+    return Path(env) if env else data_path(WEB_DIST)
 
 
 def default_state_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "pccstream"
+    return user_cache_dir()
 
 
 @dataclass

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from pccstream.errors import UserError
-from pccstream.paths import REPO_ROOT
+from pccstream.media.recipes import named_media
 from pccstream.webrtc.turn import TurnServer
 
 
@@ -51,7 +51,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     turn.set_defaults(func=_turn)
 
     call = sub.add_parser("call", help="one call in headless Chromium; prints the figures")
-    call.add_argument("--media", type=Path, default=REPO_ROOT / "media" / "default")
+    call.add_argument("--media", type=Path, default=named_media("default"))
     call.add_argument("--live-media", type=Path, help="the sender's source (default: --media)")
     call.add_argument("--duration", type=float, default=20.0, help="seconds from the first frame")
     call.add_argument("--bitrate", type=int, default=2_500_000, help="sender's maxBitrate, bit/s")

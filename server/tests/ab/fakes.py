@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import os
 import random
+from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 from pccstream.ab.design import Design, Slot
@@ -80,3 +85,35 @@ class FakeRunner:
             raise RuntimeError("simulated crash")
         self.ran.append((slot.block, slot.arm))
         return fake_record(design, slot)
+
+
+class PlayingRunner(FakeRunner):
+    """A fake run that takes the design's duration in real time (nothing plays)."""
+
+    async def run(self, design: Design, slot: Slot) -> dict[str, Any]:
+        await asyncio.sleep(design.duration_s)
+        return await super().run(design, slot)
+
+
+@contextlib.asynccontextmanager
+async def playing_runner(design: Design, job: object) -> AsyncIterator[PlayingRunner]:
+    """`pccstream.ab.cluster.RunnerFactory` of PlayingRunner, importable by Dask workers."""
+    yield PlayingRunner()
+
+
+class DyingRunner(PlayingRunner):
+    """Kills its own process (a Dask worker) at the second run of block 0, once: a lost worker.
+    The marker file named by $PCCSTREAM_TEST_DIE_ONCE says it has happened."""
+
+    async def run(self, design: Design, slot: Slot) -> dict[str, Any]:
+        marker = Path(os.environ["PCCSTREAM_TEST_DIE_ONCE"])
+        if slot.block == 0 and slot.position == 1 and not marker.exists():
+            marker.write_text(str(os.getpid()))
+            await asyncio.sleep(0.5)
+            os._exit(1)
+        return await super().run(design, slot)
+
+
+@contextlib.asynccontextmanager
+async def dying_runner(design: Design, job: object) -> AsyncIterator[DyingRunner]:
+    yield DyingRunner()

@@ -86,7 +86,7 @@ def test_media_is_found_in_the_cache(tmp_path: Path, monkeypatch):
     design = Design(
         arms=("cubic",), scenario="video-rttflap", bitrate_kbps=750, ladder=(750,), duration_s=30
     )
-    monkeypatch.setattr(ab_cli, "REPO_ROOT", tmp_path)  # no media/default here
+    monkeypatch.setattr(ab_cli, "named_media", lambda name: tmp_path / name)  # none here
     assert ab_cli.find_or_make_media(design, None) == media
 
 
@@ -117,3 +117,13 @@ def test_progress_and_eta():
     progress.close()
     text = stream.getvalue()
     assert "0/2 runs" in text and "ETA" in text and "2/2 runs done" in text
+
+
+def test_progress_of_runs_arriving_from_parallel_workers():
+    stream = io.StringIO()
+    progress = Progress(4, 0, 10.0, stream=stream)
+    progress.parallel = 2
+    progress.set_label("2 block(s) queued or running")
+    progress.run_arrived("block 1/2 cubic on node-1", "ok", 12.0)
+    assert "1/4 runs" in stream.getvalue() and "ETA 18s" in stream.getvalue()  # 3 x 12 / 2
+    assert "block 1/2 cubic on node-1: ok (12.0 s)" in stream.getvalue()

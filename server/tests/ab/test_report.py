@@ -179,3 +179,27 @@ def test_no_starvation_warning_without_flags(page: str, store: Store):
     view = ExperimentView(store, store.experiment(DESIGN.experiment_id))  # type: ignore[arg-type]
     assert view.starved_runs("vivace") is None  # the fake records carry no CPU health
     assert view.starvation_warning() is None
+
+
+def test_the_report_shows_each_runs_host_and_warns_about_split_blocks(tmp_path: Path):
+    path = tmp_path / "hosts.sqlite"
+    with Store(path) as store:
+        progress = Progress(len(schedule(DESIGN)), 0, 1.0, stream=io.StringIO())
+        asyncio.run(run_experiment(store, DESIGN, FakeRunner(), progress=progress))
+        view = ExperimentView(store, store.experiments()[0])
+        assert view.host_warning() is None  # every run on this machine
+        # A lost worker's block finished on another machine.
+        store.conn.execute(
+            "UPDATE runs SET worker_host = 'node-7', cpu_model = 'Other CPU'"
+            " WHERE block = 2 AND arm = 'cubic'"
+        )
+        store.conn.commit()
+        view = ExperimentView(store, store.experiments()[0])
+        assert view.split_blocks() == [2]
+        assert "block 3" in (view.host_warning() or "")
+        header, rows = view.hosts_table()
+        assert header == ["block", "vivace", "cubic", "reno"]
+        assert rows[2][2] == "node-7" and len(rows) == 4
+        page = render(store, title="hosts", resamples=200)
+        assert "node-7 (1 runs, Other CPU)" in page and "different hosts" in page
+        assert "different hosts" in markdown_tables(store, resamples=200)

@@ -15,7 +15,7 @@ import pytest
 
 from pccstream.errors import ToolMissingError
 from pccstream.harness.browser import chromium_path
-from pccstream.paths import REPO_ROOT
+from tests.checkout import REPO_ROOT
 
 MEDIA = REPO_ROOT / "media" / "default"
 

@@ -19,6 +19,7 @@ from pccstream.ab.progress import Progress
 from pccstream.ab.runner import RunFailed
 from pccstream.ab.store import Store, export, telemetry
 from pccstream.errors import UserError
+from tests.checkout import REPO_ROOT
 
 from .fakes import FakeRunner, fake_record
 
@@ -148,7 +149,7 @@ def test_a_killed_process_leaves_only_complete_runs(tmp_path: Path):
     script = textwrap.dedent(
         f"""
         import asyncio, io, sys
-        sys.path.insert(0, {str(Path(__file__).parent.parent.parent)!r})
+        sys.path.insert(0, {str(REPO_ROOT / "server")!r})
         from tests.ab.fakes import FakeRunner
         from tests.ab.test_store_resume import DESIGN, quiet
         from pccstream.ab.experiment import run_experiment
@@ -313,3 +314,26 @@ def test_a_claim_whose_process_is_gone_is_taken_over(tmp_path: Path):
         killed.conn.execute("UPDATE claims SET pid = ?", (gone.pid,))
         killed.conn.commit()
         assert resumed.claim(DESIGN.experiment_id, 0, "cubic") is None
+
+
+def test_a_database_from_before_the_host_columns_gains_them(tmp_path):
+    path = tmp_path / "old.sqlite"
+    with Store(path) as store:
+        run(store, FakeRunner())
+        for name in ("worker_host", "cpu_model"):
+            store.conn.execute(f"ALTER TABLE runs DROP COLUMN {name}")
+        store.conn.commit()
+    with Store(path) as store:
+        stored = store.runs()
+        assert len(stored) == 12 and all(r["worker_host"] is None for r in stored)
+        outcome = run(store, FakeRunner(), resume=True)  # old runs kept, nothing to run
+        assert outcome.ran == 0
+
+
+def test_each_run_records_the_host_it_ran_on(tmp_path):
+    with Store(tmp_path / "r.sqlite") as store:
+        run(store, FakeRunner())
+        hosts = {(r["worker_host"], r["cpu_model"]) for r in store.runs()}
+    from pccstream.harness.cpu import cpu_model
+
+    assert hosts == {(socket.gethostname(), cpu_model())}

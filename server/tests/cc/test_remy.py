@@ -20,8 +20,9 @@ from pccstream.cc.remy import (
 from pccstream.cc.remy_dna import AXES, WhiskerTreeMessage
 from pccstream.cc.sim import SimPacket
 from pccstream.errors import UserError
+from pccstream.paths import PACKAGE_DIR
 
-TABLES_DIR = Path(__file__).resolve().parents[2] / "pccstream" / "cc" / "remy_tables"
+TABLES_DIR = PACKAGE_DIR / "cc" / "remy_tables"
 
 # (rec_send_ewma, rec_rec_ewma, rtt_ratio, slow_rec_rec_ewma, rtt_diff, queueing_delay), ms
 MEMORIES = {

@@ -8,10 +8,10 @@ import pytest
 
 from pccstream.errors import ToolMissingError
 from pccstream.harness.browser import chromium_path
-from pccstream.paths import REPO_ROOT
 from pccstream.webrtc.call import CallSettings, webrtc_call
 from pccstream.webrtc.cli import summary
 from pccstream.webrtc.turn import turnserver_path
+from tests.checkout import REPO_ROOT
 
 MEDIA = REPO_ROOT / "media" / "default"
 
