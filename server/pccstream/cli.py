@@ -2,7 +2,8 @@
 
 Each capability lives in its own package and contributes its sub-commands through a
 `register(subparsers)` function listed in `_COMMAND_MODULES`; this module only wires them
-together and turns `UserError` into a one-line message and exit status 2.
+together and maps outcomes to the exit statuses of `cli_conventions`: 0 success, 2 bad usage
+or input (`UserError`, one line), 1 a run that failed (`RunError`), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -13,6 +14,13 @@ import sys
 from collections.abc import Sequence
 
 from pccstream import __version__
+from pccstream.cli_conventions import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    Interrupted,
+    RunError,
+)
 from pccstream.errors import UserError
 
 # Modules that expose `register(subparsers: argparse._SubParsersAction) -> None`.
@@ -48,14 +56,24 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # usage errors (status 2) and --help/--version (0)
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     try:
         result = args.func(args)
     except UserError as exc:
         print(f"pccstream: error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
+    except RunError as exc:
+        print(f"pccstream: failed: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except Interrupted as exc:
+        print(f"pccstream: interrupted: {exc}", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except KeyboardInterrupt:
-        return 130
+        print("pccstream: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     return int(result or 0)
 
 

@@ -22,7 +22,7 @@ from pccstream.ab.progress import Progress
 from pccstream.ab.runner import RunFailed, Runner
 from pccstream.ab.starvation import starvation
 from pccstream.ab.store import Store
-from pccstream.errors import UserError
+from pccstream.errors import RunError, UserError
 
 RETRIES = 1  # a run that measured nothing (RunFailed) is tried once more, then we stop
 
@@ -178,7 +178,7 @@ async def _run_slot(
             break
         except RunFailed as exc:
             if attempt == RETRIES:
-                raise UserError(
+                raise RunError(
                     f"run block {slot.block} arm {slot.arm} failed twice: {exc}; "
                     "completed runs are stored, fix the cause and pass --resume"
                 ) from None

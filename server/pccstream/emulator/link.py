@@ -13,7 +13,7 @@ import math
 from collections import deque
 from dataclasses import dataclass
 
-from pccstream.emulator.log import EventLog
+from pccstream.emulator.log import PacketLog
 from pccstream.emulator.loss import LossModel, NoLoss
 from pccstream.emulator.packet import Packet
 from pccstream.emulator.queues import DropTailQueue
@@ -42,7 +42,7 @@ class Link:
         queue: DropTailQueue | None = None,
         loss: LossModel | None = None,
         delay_ms: float = 0.0,
-        log: EventLog | None = None,
+        log: PacketLog | None = None,
         start_ms: float = 0.0,
     ) -> None:
         if delay_ms < 0 or not math.isfinite(delay_ms):
@@ -190,7 +190,7 @@ class Link:
         if self.loss.lose():
             self.dropped += 1
             if self.log is not None:
-                self.log.drop(self._d, t, pkt.size, "loss")
+                self.log.drop(self._d, t, pkt.size, "loss", pkt.arrival)
             return
         due = t + self.delay
         # A delay decrease must not reorder packets already on the wire.

@@ -18,7 +18,7 @@ from pccstream.ab.experiment import run_experiment, wait_for_load
 from pccstream.ab.progress import Progress
 from pccstream.ab.runner import RunFailed
 from pccstream.ab.store import Store, export, telemetry
-from pccstream.errors import UserError
+from pccstream.errors import RunError, UserError
 
 from .fakes import FakeRunner, fake_record
 
@@ -118,7 +118,7 @@ def test_a_run_that_measured_nothing_is_retried_once(tmp_path: Path):
     with Store(tmp_path / "a.sqlite") as store:
         assert run(store, Flaky(1)).ran == 12
     with Store(tmp_path / "b.sqlite") as store:
-        with pytest.raises(UserError, match="failed twice"):
+        with pytest.raises(RunError, match="failed twice"):
             run(store, Flaky(2))
         assert store.runs() == []
 
