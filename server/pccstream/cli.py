@@ -14,14 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from pccstream import __version__
-from pccstream.cli_conventions import (
-    EXIT_FAILED,
-    EXIT_INTERRUPTED,
-    EXIT_USAGE,
-    Interrupted,
-    RunError,
-)
-from pccstream.errors import UserError
+from pccstream.cli_conventions import EXIT_USAGE, run_command
 
 # Modules that expose `register(subparsers: argparse._SubParsersAction) -> None`.
 _COMMAND_MODULES: tuple[str, ...] = (
@@ -60,21 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # usage errors (status 2) and --help/--version (0)
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
-    try:
-        result = args.func(args)
-    except UserError as exc:
-        print(f"pccstream: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except RunError as exc:
-        print(f"pccstream: failed: {exc}", file=sys.stderr)
-        return EXIT_FAILED
-    except Interrupted as exc:
-        print(f"pccstream: interrupted: {exc}", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except KeyboardInterrupt:
-        print("pccstream: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    return int(result or 0)
+    return run_command(args)
 
 
 if __name__ == "__main__":

@@ -284,3 +284,21 @@ class StopSignals:
     @property
     def exit_status(self) -> int:
         return EXIT_INTERRUPTED if self.received == signal.SIGINT else EXIT_OK
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Run a parsed command (`args.func`) and map its outcome to the exit statuses above."""
+    try:
+        return int(args.func(args) or 0)
+    except UserError as exc:
+        print(f"pccstream: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except RunError as exc:
+        print(f"pccstream: failed: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except Interrupted as exc:
+        print(f"pccstream: interrupted: {exc}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except KeyboardInterrupt:
+        print("pccstream: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
