@@ -191,7 +191,10 @@ def test_sigint_exits_130_and_keeps_the_log(tmp_path: Path) -> None:
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as client:
             for _ in range(5):
                 client.sendto(b"x" * 100, ("127.0.0.1", port))
-        time.sleep(0.3)  # let the relay take the packets in
+        # The relay flushes its log every second: wait until the packets are in it.
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and log.read_text().count(" u + 128\n") < 5:
+            time.sleep(0.1)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)
     finally:

@@ -14,6 +14,7 @@ from pccstream.cli_conventions import (
     REMOVED_IN,
     StopSignals,
     add_json,
+    add_log_dir,
     add_scenario,
     add_seed,
     parse_kbps,
@@ -72,6 +73,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     call.add_argument("--queue", help="queue spec, e.g. 100kB")
     add_seed(call, default=None, help="emulator seed (default: the scenario's)")
     call.add_argument("--emulator-log", type=Path, help="the emulator's per-packet log")
+    add_log_dir(call, "keep the emulator's per-packet log here, as emulator.log")
     call.add_argument(
         "--no-emulator", action="store_true", help="receiver talks to coturn directly"
     )
@@ -121,6 +123,13 @@ def _call(args: argparse.Namespace) -> int:
     for flag, path in (("--media", args.media), ("--live-media", args.live_media)):
         if path is not None and not (path / "manifest.json").is_file():
             raise UserError(f"{flag} {path}: no manifest.json (make media with pccstream media)")
+    emulator_log: Path | None = args.emulator_log
+    if args.log_dir is not None and emulator_log is None:
+        try:
+            args.log_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UserError(f"--log-dir {args.log_dir}: cannot create it ({exc.strerror})") from None
+        emulator_log = args.log_dir / "emulator.log"
     emulator: dict[str, Any] = {
         "scenario": args.scenario,
         "params": dict(args.param) or None,
@@ -130,7 +139,7 @@ def _call(args: argparse.Namespace) -> int:
         "loss": args.loss,
         "queue": args.queue,
         "seed": args.seed,
-        "log": str(args.emulator_log) if args.emulator_log else None,
+        "log": str(emulator_log) if emulator_log else None,
     }
     settings = CallSettings(
         media=args.media,
