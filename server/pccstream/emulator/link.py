@@ -120,13 +120,15 @@ class Link:
         """A packet arrives at `now`. Like mahimahi, the schedule is first brought up to `now`,
         so an opportunity at exactly `now` is not available to this packet."""
         self.arrived += 1
+        if self.trace is not None:
+            # Before the arrival is logged, as mm-link does: the log stays in time order.
+            self.rationalize(now)
         log = self.log
         if log is not None:
             log.arrival(self._d, now, pkt.size)
         if self.trace is None:
             self._depart(pkt, now)  # unshaped: no bottleneck
             return
-        self.rationalize(now)
         pkt.arrival = now
         if not self.queue.enqueue(pkt, now):
             self.dropped += 1

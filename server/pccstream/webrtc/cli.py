@@ -128,7 +128,9 @@ def _call(args: argparse.Namespace) -> int:
         try:
             args.log_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise UserError(f"--log-dir {args.log_dir}: cannot create it ({exc.strerror})") from None
+            raise UserError(
+                f"--log-dir {args.log_dir}: cannot create it ({exc.strerror})"
+            ) from None
         emulator_log = args.log_dir / "emulator.log"
     emulator: dict[str, Any] = {
         "scenario": args.scenario,

@@ -90,6 +90,9 @@ def test_emulate_writes_mahimahi_logs_that_analyze_reads(tmp_path: Path) -> None
 
     async def send_through() -> None:
         port = await emu.start()
+        # Idle first: the opportunities before the first arrival must be logged before it
+        # (mm-throughput-graph's duration starts at the first line).
+        await asyncio.sleep(0.3)
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as client:
             for _ in range(30):
                 client.sendto(b"x" * 1000, ("127.0.0.1", port))
