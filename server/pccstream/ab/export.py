@@ -78,7 +78,7 @@ def export_runs(store: Store, fmt: str, out: Path) -> tuple[int, int]:
         raise UserError(f"{store.path}: no runs to export")
     segments = list(iter_segment_rows(store))
     _write(runs, fmt, out)
-    _write(segments, fmt, segments_path(out))
+    _write(segments, fmt, segments_path(out), empty_columns=[*_RUN_KEY, "viewer"])
     return len(runs), len(segments)
 
 
@@ -94,8 +94,10 @@ def _cell(value: Any) -> Any:
     return json.dumps(value, sort_keys=True) if isinstance(value, list | tuple | dict) else value
 
 
-def _write(rows: list[dict[str, Any]], fmt: str, out: Path) -> None:
-    columns = _columns(rows)
+def _write(
+    rows: list[dict[str, Any]], fmt: str, out: Path, empty_columns: list[str] | None = None
+) -> None:
+    columns = _columns(rows) or list(empty_columns or [])
     try:
         if fmt == "csv":
             with out.open("w", newline="") as handle:
@@ -114,8 +116,10 @@ def _write(rows: list[dict[str, Any]], fmt: str, out: Path) -> None:
                 raise UserError(
                     "--format parquet needs pyarrow (pip install pyarrow); csv does not"
                 ) from None
-            table = pa.Table.from_pylist(
-                [{k: _cell(row.get(k)) for k in columns} for row in rows]
+            table = (
+                pa.Table.from_pylist([{k: _cell(row.get(k)) for k in columns} for row in rows])
+                if rows
+                else pa.table({k: pa.array([], pa.string()) for k in columns})
             )
             pq.write_table(table, out)
     except OSError as exc:
