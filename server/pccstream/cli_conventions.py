@@ -255,10 +255,6 @@ def add_json(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def params_dict(pairs: list[tuple[str, str]]) -> dict[str, str]:
-    return dict(pairs)
-
-
 def progress_to_stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 

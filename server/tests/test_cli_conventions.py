@@ -329,3 +329,20 @@ def test_ab_export_carries_the_design_and_the_segments(tmp_path: Path, capsys) -
     assert main(["ab", "export", "--db", str(db), "--format", "jsonl", "--out", str(jsonl)]) == 0
     first = json.loads(jsonl.read_text().splitlines()[0])
     assert first["design_ladder"] == [600, 1200]
+
+
+def test_bench_leaderboard_json_is_json_only(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pccstream.bench import cli as bench_cli
+
+    async def fake(settings: Any, progress: Any) -> dict[str, Any]:
+        progress("vivace: run 1/1")
+        return {"rows": [{"rank": 1, "arm": "vivace", "throughput_mbps": 9.0, "power": 300.0}]}
+
+    monkeypatch.setattr(bench_cli, "run_leaderboard", fake)
+    assert main(["bench", "leaderboard", "--duration", "1", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["rows"][0]["arm"] == "vivace" and "run 1/1" in err
+    assert main(["bench", "leaderboard", "--duration", "1"]) == 0
+    assert "| 1 | vivace" in capsys.readouterr().out
