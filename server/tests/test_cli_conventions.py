@@ -325,6 +325,10 @@ def test_ab_export_carries_the_design_and_the_segments(tmp_path: Path, capsys) -
     assert main(["ab", "--db", str(db), "--export", "csv", "--out", str(old)]) == 0
     assert "--export is deprecated" in capsys.readouterr().err
     assert old.read_text() == out.read_text()
+    # --db before the subcommand counts too.
+    before = tmp_path / "before.csv"
+    assert main(["ab", "--db", str(db), "export", "--out", str(before)]) == 0
+    assert before.read_text() == out.read_text()
     jsonl = tmp_path / "x.jsonl"
     assert main(["ab", "export", "--db", str(db), "--format", "jsonl", "--out", str(jsonl)]) == 0
     first = json.loads(jsonl.read_text().splitlines()[0])

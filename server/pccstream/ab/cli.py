@@ -156,13 +156,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "every scalar run column) and OUT.segments (one row per downloaded segment per "
         "viewer). Lists are JSON text in CSV.",
     )
+    # SUPPRESS: `pccstream ab --db F export` (the flag before the subcommand) still counts.
     e.add_argument(
-        "--db", default="results.sqlite", metavar="FILE",
+        "--db", default=argparse.SUPPRESS, metavar="FILE",
         help="SQLite results file (default results.sqlite)",
     )
     e.add_argument("--format", choices=EXPORT_FORMATS, default="csv", help="default csv")
     e.add_argument(
-        "--out", metavar="FILE",
+        "--out", metavar="FILE", default=argparse.SUPPRESS,
         help="runs table (default: the database's name with the format's suffix); the "
         "segments table goes beside it as NAME.segments.SUFFIX",
     )
