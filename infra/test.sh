@@ -11,6 +11,14 @@ section "ruff (Python lint)"
 .venv/bin/ruff check server
 section "pyright (Python types)"
 .venv/bin/pyright
+section "tsc (e2e TypeScript types)"
+node_modules/.bin/tsc --noEmit -p e2e
+section "no build artefacts in git (*.egg-info, dist/, __pycache__)"
+if git rev-parse --git-dir >/dev/null 2>&1 \
+    && git ls-files | grep -E '\.egg-info/|(^|/)dist/|__pycache__/'; then
+  echo "build artefacts above are tracked: git rm -r --cached them (.gitignore lists them)"
+  exit 1
+fi
 section "pytest (Python unit and integration tests)"
 .venv/bin/pytest -p no:cacheprovider
 section "vitest (web unit tests)"

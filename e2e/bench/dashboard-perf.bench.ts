@@ -80,7 +80,7 @@ test('dashboard shown vs hidden: dropped frames and JS heap', async ({ browser }
   if (!existsSync(join(MEDIA, 'manifest.json'))) {
     throw new Error(`no media at ${MEDIA}: run .venv/bin/pccstream media synth --out ${MEDIA} --duration 600 --ladder 300k,750k,1500k`);
   }
-  const demo = await startDemo(['--compare', 'vivace,vivace', '--scenario', SCENARIO, '--media', MEDIA]);
+  const demo = await startDemo(['--cc', 'vivace,vivace', '--scenario', SCENARIO, '--media', MEDIA]);
   try {
     const params = { mode: 'fixed', bitrate: BITRATE, buffer: 10 };
     // PCCSTREAM_BENCH_SWAP=1 puts the shown page on the second emulator (rules out the arm).

@@ -3,7 +3,7 @@ import { chromiumLaunchOptions } from '../lib/browser';
 import { startDemo, type RunningDemo } from '../lib/demo';
 import { WEBRTC_ARGS } from '../lib/webrtc';
 
-// `pccstream demo --compare vivace,webrtc` (docs/dashboard.md): live vivace over WebTransport
+// `pccstream demo --cc vivace,webrtc` (docs/dashboard.md): live vivace over WebTransport
 // beside a WebRTC call, each through its own emulator running issue #8's first scenario
 // (6 Mbit/s, 40 ms RTT, 1-BDP queue) with the same seed. The webrtc arm makes vivace live.
 const SCENARIO = 'live-6mbps-40ms-1bdp';
@@ -53,7 +53,7 @@ async function sideState(frame: Frame): Promise<SideState> {
 let demo: RunningDemo;
 
 test.beforeAll(async () => {
-  demo = await startDemo(['--compare', 'vivace,webrtc', '--scenario', SCENARIO, '--seed', '3']);
+  demo = await startDemo(['--cc', 'vivace,webrtc', '--scenario', SCENARIO, '--seed', '3']);
 });
 
 test.afterAll(async () => {

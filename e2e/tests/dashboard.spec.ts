@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { armUrl, startDemo, type RunningDemo } from '../lib/demo';
 
-// One `pccstream demo --compare` serves every test here: the server, and an emulator per arm
+// One `pccstream demo --cc A,B` serves every test here: the server, and an emulator per arm
 // running the same scenario (12 Mbit/s, 30 ms base RTT) with the same seed.
 const SCENARIO = 'const-12mbps-30ms-1bdp';
 const BASE_RTT_MS = 30;
@@ -26,7 +26,7 @@ interface Api {
 let demo: RunningDemo;
 
 test.beforeAll(async () => {
-  demo = await startDemo(['--compare', 'vivace,cubic', '--scenario', SCENARIO, '--seed', '7']);
+  demo = await startDemo(['--cc', 'vivace,cubic', '--scenario', SCENARIO, '--seed', '7']);
 });
 
 test.afterAll(async () => {

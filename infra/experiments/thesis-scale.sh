@@ -18,7 +18,7 @@ mkdir -p "$OUT"
 for kbps in 15000 30000 50000; do
   echo "== Fig. 5.1 at $((kbps / 1000)) Mbit/s"
   db="$OUT/fig51-${kbps}k.sqlite"
-  args=(--arms "$ARMS" --scenario video-rttflap --bitrate "$kbps" --runs "$RUNS" --duration "$DURATION" --seed 1 --db "$db")
+  args=(--cc "$ARMS" --scenario video-rttflap --bitrate "$kbps" --runs "$RUNS" --duration "$DURATION" --seed 1 --db "$db")
   if [[ -f "$db" ]]; then $P ab "${args[@]}" --resume; else $P ab "${args[@]}"; fi
 done
 
@@ -32,7 +32,7 @@ if [[ ! -f "$media/manifest.json" ]]; then
 fi
 echo "== Fig. 5.2: three viewers at 8 Mbit/s"
 db="$OUT/fig52-8000k.sqlite"
-args=(--arms "$ARMS" --scenario video-3viewers --viewers 3 --bitrate 8000 --runs "$RUNS" --duration "$DURATION" --seed 1 --media "$media" --db "$db")
+args=(--cc "$ARMS" --scenario video-3viewers --viewers 3 --bitrate 8000 --runs "$RUNS" --duration "$DURATION" --seed 1 --media "$media" --db "$db")
 if [[ -f "$db" ]]; then $P ab "${args[@]}" --resume; else $P ab "${args[@]}"; fi
 
 for db in "$OUT"/fig51-*k.sqlite "$OUT"/fig52-8000k.sqlite; do

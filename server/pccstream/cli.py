@@ -2,7 +2,8 @@
 
 Each capability lives in its own package and contributes its sub-commands through a
 `register(subparsers)` function listed in `_COMMAND_MODULES`; this module only wires them
-together and turns `UserError` into a one-line message and exit status 2.
+together and maps outcomes to the exit statuses of `cli_conventions`: 0 success, 2 bad usage
+or input (`UserError`, one line), 1 a run that failed (`RunError`), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from pccstream import __version__
-from pccstream.errors import UserError
+from pccstream.cli_conventions import EXIT_USAGE, run_command
 
 # Modules that expose `register(subparsers: argparse._SubParsersAction) -> None`.
 _COMMAND_MODULES: tuple[str, ...] = (
@@ -48,15 +49,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
     try:
-        result = args.func(args)
-    except UserError as exc:
-        print(f"pccstream: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        return 130
-    return int(result or 0)
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # usage errors (status 2) and --help/--version (0)
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    return run_command(args)
 
 
 if __name__ == "__main__":

@@ -12,8 +12,19 @@ import sys
 from pathlib import Path
 
 from pccstream.ab.design import Design, default_ladder, parse_arms, resolve_scenario, schedule
-from pccstream.ab.store import EXPORT_FORMATS, Store, export, open_store
-from pccstream.errors import UserError
+from pccstream.ab.export import EXPORT_FORMATS, export_runs, segments_path
+from pccstream.ab.store import Store, open_store
+from pccstream.cli_conventions import (
+    add_bitrate,
+    add_cc,
+    add_log_dir,
+    add_scenario,
+    add_seed,
+    deprecated_alias,
+    parse_kbps_list,
+    parse_param,
+)
+from pccstream.errors import Interrupted, UserError
 from pccstream.media.recipes import named_media
 from pccstream.paths import cache_dir as work_cache_dir
 
@@ -30,20 +41,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
             "per run. Each finished run is committed to SQLite; --resume continues."
         ),
     )
-    p.add_argument(
-        "--arms",
-        metavar="CC[,CC...]",
-        help="controllers, e.g. vivace,bbr,cubic (NAME:key=value for parameters); "
-        "the first is the baseline of paired differences",
+    add_cc(
+        p,
+        help_extra="the first is the baseline of paired differences; with --mode live, "
+        "webrtc is the WebRTC arm",
     )
-    p.add_argument("--scenario", metavar="NAME|FILE", help="emulator scenario (NAME:k=v,...)")
-    p.add_argument(
-        "--scenario-param",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="scenario parameter (repeatable); --bitrate and --viewers fill "
-        "bitrate_kbps and viewers when the scenario declares them",
+    deprecated_alias(p, "--arms", new="--cc", dest="cc")
+    add_scenario(
+        p,
+        help_extra="--bitrate and --viewers fill the scenario's bitrate_kbps and viewers "
+        "when it declares them",
+    )
+    deprecated_alias(
+        p, "--scenario-param", new="--param", dest="param", convert=parse_param, append=True
     )
     p.add_argument("--runs", type=int, default=5, help="blocks (runs per arm), default 5")
     p.add_argument(
@@ -60,12 +70,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="fixed/abr: video on demand; live: the server's live channel (--live-media), "
         "arms may include webrtc",
     )
-    p.add_argument(
-        "--bitrate",
-        type=int,
-        metavar="KBPS",
-        help="video bitrate, kbit/s (fixed mode, default 3000; live mode, default 2500: a "
-        "rendition of the live media)",
+    add_bitrate(
+        p,
+        help="video bitrate (fixed mode, default 3000; live mode, default 2500: a rendition "
+        "of the live media)",
     )
     p.add_argument(
         "--latency",
@@ -98,7 +106,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         metavar="K",
         help="viewers sharing the bottleneck (default 1)",
     )
-    p.add_argument("--seed", type=int, default=1, help="schedule and network seed (default 1)")
+    add_seed(p, help="schedule and network seed (default 1)")
     p.add_argument(
         "--db",
         default="results.sqlite",
@@ -108,7 +116,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument(
         "--resume",
         action="store_true",
-        help="continue this experiment (same flags), or with no --arms/--scenario the "
+        help="continue this experiment (same flags), or with no --cc/--scenario the "
         "last unfinished one in --db",
     )
     p.add_argument(
@@ -120,8 +128,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument(
         "--ladder",
         metavar="KBPS,...",
-        help="renditions (kbit/s) of the generated media (default: the bitrate in "
-        "fixed mode, a 4-step ladder in abr mode)",
+        help="renditions (kbit/s, k/M suffixes accepted) of the generated media (default: "
+        "the bitrate in fixed mode, a 4-step ladder in abr mode)",
     )
     p.add_argument(
         "--max-load",
@@ -137,18 +145,41 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         metavar="S",
         help="longest wait for --max-load per run, seconds (default 600)",
     )
-    p.add_argument("--keep-logs", metavar="DIR", help="keep the emulator's packet logs here")
     p.add_argument(
         "--cluster",
         metavar="tcp://HOST:8786|local:N",
         help="run the blocks as tasks on a Dask cluster (a scheduler's address, or local:N "
         "for N local workers); this process stores the runs (docs/cluster.md)",
     )
-    p.add_argument(
-        "--export", choices=EXPORT_FORMATS, help="export the runs of --db (no experiment is run)"
+    add_log_dir(p, "keep the emulator's packet logs here")
+    deprecated_alias(p, "--keep-logs", new="--log-dir", dest="log_dir", convert=Path)
+    deprecated_alias(
+        p, "--export", new="pccstream ab export --format FMT", dest="export",
+        convert=_export_format,
     )
-    p.add_argument("--out", metavar="FILE", help="--export target (default: DB name + suffix)")
-    p.set_defaults(func=_ab)
+    p.add_argument("--out", metavar="FILE", help=argparse.SUPPRESS)
+    p.set_defaults(func=_ab, export=None)
+
+    sub = p.add_subparsers(dest="ab_command", metavar="SUBCOMMAND")
+    e = sub.add_parser(
+        "export",
+        help="the runs of a results database as flat tables (no experiment is run)",
+        description="Writes OUT (one row per run: every design field, prefixed design_, and "
+        "every scalar run column) and OUT.segments (one row per downloaded segment per "
+        "viewer). Lists are JSON text in CSV.",
+    )
+    # SUPPRESS: `pccstream ab --db F export` (the flag before the subcommand) still counts.
+    e.add_argument(
+        "--db", default=argparse.SUPPRESS, metavar="FILE",
+        help="SQLite results file (default results.sqlite)",
+    )
+    e.add_argument("--format", choices=EXPORT_FORMATS, default="csv", help="default csv")
+    e.add_argument(
+        "--out", metavar="FILE", default=argparse.SUPPRESS,
+        help="runs table (default: the database's name with the format's suffix); the "
+        "segments table goes beside it as NAME.segments.SUFFIX",
+    )
+    e.set_defaults(func=_export)
 
     r = subparsers.add_parser(
         "report",
@@ -165,32 +196,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     r.set_defaults(func=_report)
 
 
-def _parse_kv(items: list[str], flag: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise UserError(f"{flag} {item!r}: expected KEY=VALUE")
-        out[key.strip()] = value.strip()
-    return out
+def _export_format(text: str) -> str:
+    if text not in EXPORT_FORMATS:
+        raise UserError(f"--export {text!r}: expected one of {', '.join(EXPORT_FORMATS)}")
+    return text
 
 
 def design_from_args(args: argparse.Namespace) -> Design:
-    if not args.arms:
-        raise UserError("--arms is required, e.g. --arms vivace,cubic")
+    if not args.cc:
+        raise UserError("--cc is required, e.g. --cc vivace,cubic")
     if not args.scenario:
         raise UserError("--scenario is required (see `pccstream emulate scenarios`)")
-    arms = parse_arms(args.arms)
+    arms = parse_arms(args.cc)
     default_bitrate = {"fixed": 3000, "live": 2500}.get(args.mode)
     bitrate = args.bitrate if args.bitrate is not None else default_bitrate
     scenario, params = resolve_scenario(
-        args.scenario, _parse_kv(args.scenario_param, "--scenario-param"), bitrate, args.viewers
+        args.scenario, dict(args.param), bitrate, args.viewers
     )
     if args.ladder:
-        try:
-            ladder = tuple(sorted(int(x.strip().rstrip("kK")) for x in args.ladder.split(",")))
-        except ValueError:
-            raise UserError(f"--ladder {args.ladder!r}: expected kbit/s like 1000,3000") from None
+        ladder = tuple(sorted(parse_kbps_list(args.ladder, "--ladder")))
     else:
         ladder = default_ladder(args.mode, bitrate)
     if args.mode != "live" and args.latency is not None:
@@ -311,13 +335,18 @@ def _latest_unfinished(store: Store) -> Design:
     raise UserError(f"{store.path}: nothing to resume (every experiment is complete)")
 
 
+def _export(args: argparse.Namespace, fmt: str | None = None) -> int:
+    fmt = fmt or str(args.format)
+    with open_store(args.db, must_exist=True) as store:
+        out = Path(args.out or Path(args.db).with_suffix(f".{fmt}"))
+        runs, segments = export_runs(store, fmt, out)
+    print(f"exported {runs} runs to {out} and {segments} segments to {segments_path(out)}")
+    return 0
+
+
 def _ab(args: argparse.Namespace) -> int:
     if args.export:
-        with open_store(args.db, must_exist=True) as store:
-            out = Path(args.out or Path(args.db).with_suffix(f".{args.export}"))
-            count = export(store, args.export, out)
-        print(f"exported {count} runs to {out}")
-        return 0
+        return _export(args, args.export)
     from pccstream.ab.experiment import run_experiment
     from pccstream.ab.runner import BrowserRunner
 
@@ -325,7 +354,7 @@ def _ab(args: argparse.Namespace) -> int:
         raise UserError(f"--max-load {args.max_load}: must be a load average > 0")
     command = shlex.join(["pccstream", *sys.argv[1:]]) if sys.argv else None
     with open_store(args.db) as store:
-        if args.resume and not args.arms and not args.scenario:
+        if args.resume and not args.cc and not args.scenario:
             design = _latest_unfinished(store)
         else:
             design = design_from_args(args)
@@ -335,7 +364,7 @@ def _ab(args: argparse.Namespace) -> int:
             with connect(args.cluster) as client:
                 outcome = run_on_cluster(
                     store, design, client, resume=args.resume, command=command,
-                    media=args.media, live_media=args.live_media, keep_logs=args.keep_logs,
+                    media=args.media, live_media=args.live_media, keep_logs=args.log_dir,
                     max_load=args.max_load, max_load_wait_s=args.max_load_wait,
                 )  # fmt: skip
             return print_outcome(outcome, args.db)
@@ -347,7 +376,7 @@ def _ab(args: argparse.Namespace) -> int:
         async def main() -> None:
             runner = BrowserRunner(
                 media,
-                keep_logs=Path(args.keep_logs) if args.keep_logs else None,
+                keep_logs=args.log_dir,
                 live=design.mode == "live",
             )
             await runner.start()
@@ -383,8 +412,8 @@ def _ab(args: argparse.Namespace) -> int:
         try:
             asyncio.run(main())
         except KeyboardInterrupt:
-            raise UserError(
-                "interrupted; completed runs are stored, continue with --resume"
+            raise Interrupted(
+                f"completed runs are stored in {args.db}, continue with --resume"
             ) from None
     return 0
 

@@ -23,7 +23,7 @@ from pccstream.ab.progress import Progress
 from pccstream.ab.runner import RunFailed, Runner
 from pccstream.ab.starvation import starvation
 from pccstream.ab.store import Store
-from pccstream.errors import UserError
+from pccstream.errors import RunError, UserError
 from pccstream.harness.cpu import cpu_model
 
 RETRIES = 1  # a run that measured nothing (RunFailed) is tried once more, then we stop
@@ -196,7 +196,7 @@ async def measure_slot(
             break
         except RunFailed as exc:
             if attempt == RETRIES:
-                raise UserError(
+                raise RunError(
                     f"run block {slot.block} arm {slot.arm} failed twice: {exc}; "
                     "completed runs are stored, fix the cause and pass --resume"
                 ) from None

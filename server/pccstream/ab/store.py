@@ -14,7 +14,6 @@ Tables:
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import socket
@@ -293,25 +292,6 @@ class Store:
             "SELECT * FROM runs WHERE experiment_id = ? ORDER BY slot", (experiment_id,)
         ).fetchall()
 
-    def iter_export_rows(self) -> Iterator[dict[str, Any]]:
-        """Flat rows: design fields + run scalars (no telemetry)."""
-        designs = {row["id"]: json.loads(row["design_json"]) for row in self.experiments()}
-        for row in self.runs():
-            design = designs[row["experiment_id"]]
-            out: dict[str, Any] = {
-                "experiment_id": row["experiment_id"],
-                "scenario": design["scenario"],
-                "scenario_params": json.dumps(design["scenario_params"], sort_keys=True),
-                "mode": design["mode"],
-                "bitrate_kbps": design["bitrate_kbps"],
-                "viewers": design["viewers"],
-                "duration_s": design["duration_s"],
-                "seed": design["seed"],
-            }
-            for key in (*RUN_SCALAR_COLUMNS, *(name for name, _ in METRIC_COLUMNS)):
-                out[key] = row[key]
-            yield out
-
 
 def telemetry(row: sqlite3.Row) -> list[dict[str, Any]]:
     """The controller telemetry of a run (viewer 0's session first, then the others)."""
@@ -330,33 +310,6 @@ def open_store(path: str | Path, *, must_exist: bool = False) -> Iterator[Store]
         yield store
     finally:
         store.close()
-
-
-EXPORT_FORMATS = ("csv", "parquet")
-
-
-def export(store: Store, fmt: str, out: Path) -> int:
-    rows = list(store.iter_export_rows())
-    if not rows:
-        raise UserError(f"{store.path}: no runs to export")
-    if fmt == "csv":
-        with out.open("w", newline="") as handle:
-            writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-            writer.writeheader()
-            writer.writerows(rows)
-    elif fmt == "parquet":
-        try:
-            import pyarrow as pa  # type: ignore[import-not-found]
-            import pyarrow.parquet as pq  # type: ignore[import-not-found]
-        except ImportError:
-            raise UserError(
-                "--export parquet needs pyarrow (pip install pyarrow); --export csv does not"
-            ) from None
-        table = pa.Table.from_pylist(rows)
-        pq.write_table(table, out)
-    else:
-        raise UserError(f"--export {fmt!r}: expected one of {', '.join(EXPORT_FORMATS)}")
-    return len(rows)
 
 
 def _process_alive(pid: int, host: str) -> bool:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import sys
 from pathlib import Path
+from typing import Any
 
 from pccstream.bench.leaderboard import (
     DEFAULT_SCENARIO,
@@ -17,6 +17,14 @@ from pccstream.bench.leaderboard import (
 )
 from pccstream.bench.sustain import DEFAULT_BITRATES_KBPS
 from pccstream.bench.transfer import Arm, TransferSettings, run_transfer_sync
+from pccstream.cli_conventions import (
+    add_cc,
+    add_json,
+    add_log_dir,
+    add_scenario,
+    add_seed,
+    progress_to_stderr,
+)
 from pccstream.errors import UserError
 
 
@@ -29,17 +37,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         description="The real server and a headless aioquic client doing bulk transfer "
         "through the link emulator, per controller; medians over runs.",
     )
-    transfer.add_argument(
-        "--cc", required=True, help="arms: NAME[:KEY=VALUE...],NAME... (e.g. vivace,cubic)"
-    )
-    transfer.add_argument(
-        "--scenario",
-        required=True,
-        help="scenario name or file (see `pccstream emulate scenarios`)",
-    )
-    transfer.add_argument(
-        "--param", action="append", default=[], metavar="KEY=VALUE", help="scenario parameter"
-    )
+    add_cc(transfer, required=True)
+    add_scenario(transfer, required=True)
     transfer.add_argument(
         "--duration", type=float, default=30.0, help="seconds per run (default 30)"
     )
@@ -47,14 +46,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--flows", type=int, default=1, help="concurrent flows per arm (default 1)"
     )
     transfer.add_argument("--runs", type=int, default=1, help="runs per arm (default 1)")
-    transfer.add_argument("--seed", type=int, default=1, help="base seed (run i uses seed+i)")
+    add_seed(transfer, help="base seed (run i uses seed+i; default 1)")
     transfer.add_argument("--compete", action="store_true", help="run all arms at once on one link")
     transfer.add_argument(
         "--fairness-window", type=float, default=20.0, help="last S seconds for Jain's index"
     )
-    transfer.add_argument(
-        "--log-dir", type=Path,
-        help="keep the emulator logs here, and each flow's controller telemetry (JSON lines)")
+    add_log_dir(
+        transfer, "keep the emulator logs here, and each flow's controller telemetry (JSON lines)"
+    )
     transfer.add_argument(
         "--no-realtime-endpoints",
         dest="realtime_endpoints",
@@ -62,7 +61,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="run client and server at normal priority (default: SCHED_RR 5 while flows run, "
         "below the emulator's 10)",
     )
-    transfer.add_argument("--json", action="store_true", help="print only the JSON result")
+    add_json(transfer)
     transfer.set_defaults(func=_transfer)
     _register_leaderboard(commands)
     _register_sustain(commands)
@@ -76,7 +75,7 @@ def _transfer(args: argparse.Namespace) -> int:
     if not 1 <= args.runs <= 100:
         raise UserError(f"--runs {args.runs}: must be 1..100")
     arms = _arms(args.cc)
-    params = _scenario_params(args.param)
+    params = dict(args.param)
     settings = TransferSettings(
         arms=arms,
         scenario=args.scenario,
@@ -90,13 +89,44 @@ def _transfer(args: argparse.Namespace) -> int:
         log_dir=args.log_dir,
         realtime_endpoints=args.realtime_endpoints,
     )
-    result = run_transfer_sync(settings, lambda line: print(line, file=sys.stderr, flush=True))
-    print(json.dumps(result if args.json else _without_series(result), indent=2))
+    result = run_transfer_sync(settings, progress_to_stderr)
+    print(json.dumps(result, indent=2) if args.json else format_transfer(result))
     return 0
 
 
-def _without_series(result: dict[str, object]) -> dict[str, object]:
-    return result
+_TRANSFER_COLUMNS = (
+    ("throughput_mbps", "throughput Mbit/s", "{:.2f}"),
+    ("utilization", "utilization", "{:.3f}"),
+    ("p95_signal_delay_ms", "p95 signal delay ms", "{:.1f}"),
+    ("rtt_p95_ms", "p95 RTT ms", "{:.1f}"),
+    ("loss_rate", "loss %", "{:.2%}"),
+    ("power", "power", "{:.1f}"),
+    ("jain_index", "Jain", "{:.3f}"),
+)
+
+
+def format_transfer(result: dict[str, Any]) -> str:
+    """The medians per arm as a text table (valid Markdown); `--json` has everything."""
+    header = ["arm", *(title for _, title, _ in _TRANSFER_COLUMNS)]
+    lines = [header]
+    for label, arm in result["arms"].items():
+        median = arm["median"]
+        cells = [label]
+        for key, _, fmt in _TRANSFER_COLUMNS:
+            value = median.get(key)
+            cells.append("n/a" if value is None else fmt.format(value).replace("%", ""))
+        lines.append(cells)
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    out = [
+        f"{result['scenario']}, {result['duration_s']:g} s x {result['runs']} run(s), "
+        f"{result['flows']} flow(s) per arm{' competing' if result['compete'] else ''} "
+        "(medians over runs; --json for every run)"
+    ]
+    for n, line in enumerate(lines):
+        out.append("| " + " | ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)) + " |")
+        if n == 0:
+            out.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    return "\n".join(out)
 
 
 def _register_leaderboard(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -107,23 +137,14 @@ def _register_leaderboard(commands: argparse._SubParsersAction) -> None:  # type
         "the scenario and prints throughput, p95 signal delay, power and loss, best power "
         "first (medians over runs).",
     )
-    board.add_argument(
-        "--scenario",
-        default=DEFAULT_SCENARIO,
-        help=f"scenario name or file (default {DEFAULT_SCENARIO}, the contest setup)",
-    )
-    board.add_argument(
-        "--cc", help="only these arms: NAME[:KEY=VALUE...],NAME... (default: all registered)"
-    )
-    board.add_argument(
-        "--param", action="append", default=[], metavar="KEY=VALUE", help="scenario parameter"
-    )
+    add_scenario(board, default=DEFAULT_SCENARIO, help_extra="the contest setup")
+    add_cc(board, help_extra="only these (default: every registered controller)")
     board.add_argument("--duration", type=float, default=30.0, help="seconds per run (default 30)")
     board.add_argument("--runs", type=int, default=1, help="runs per controller (default 1)")
-    board.add_argument("--seed", type=int, default=1, help="base seed (run i uses seed+i)")
-    board.add_argument("--log-dir", type=Path, help="keep the emulator logs here")
+    add_seed(board, help="base seed (run i uses seed+i; default 1)")
+    add_log_dir(board, "keep the emulator logs here")
     board.add_argument("--plot", type=Path, help="throughput-vs-delay plot (.png or .svg)")
-    board.add_argument("--json", action="store_true", help="print the JSON result, not a table")
+    add_json(board)
     board.set_defaults(func=_leaderboard)
 
 
@@ -137,7 +158,7 @@ def _leaderboard(args: argparse.Namespace) -> int:
     arms = None
     if args.cc is not None:
         arms = _arms(args.cc)
-    params = _scenario_params(args.param)
+    params = dict(args.param)
     settings = LeaderboardSettings(
         scenario=args.scenario,
         arms=arms,
@@ -148,13 +169,7 @@ def _leaderboard(args: argparse.Namespace) -> int:
         log_dir=args.log_dir,
     )
 
-    def progress(line: str) -> None:
-        print(line, file=sys.stderr, flush=True)
-
-    try:
-        result = asyncio.run(run_leaderboard(settings, progress))
-    except KeyboardInterrupt:
-        raise UserError("interrupted") from None
+    result = asyncio.run(run_leaderboard(settings, progress_to_stderr))
     if args.plot is not None:
         plot_leaderboard(result, args.plot)
     if args.json:
@@ -178,12 +193,10 @@ def _register_sustain(commands: argparse._SubParsersAction) -> None:  # type: ig
         "--bitrates",
         default=",".join(str(k) for k in DEFAULT_BITRATES_KBPS),
         metavar="KBPS,...",
-        help="video bitrates, kbit/s (default 15000,30000,50000,95000)",
+        help="video bitrates, kbit/s, k/M suffixes accepted (default 15000,30000,50000,95000)",
     )
     sustain.add_argument("--duration", type=float, default=20.0, help="seconds per rate (20)")
-    sustain.add_argument(
-        "--cc", default="cubic", help="controller, NAME[:KEY=VALUE...] (default cubic)"
-    )
+    add_cc(sustain, default="cubic", many=False)
     sustain.add_argument(
         "--headroom", type=float, default=1.1, help="link rate / bitrate (default 1.1)"
     )
@@ -231,9 +244,7 @@ def _sustain(args: argparse.Namespace) -> int:
     media = media_for_ladder(
         tuple(sorted(bitrates)), args.duration, args.media, who="pccstream bench sustain"
     )
-    result = run_sustain_sync(
-        settings, media, lambda line: print(line, file=sys.stderr, flush=True)
-    )
+    result = run_sustain_sync(settings, media, progress_to_stderr)
     print(json.dumps(result, indent=2))
     return 0
 
@@ -245,12 +256,3 @@ def _arms(text: str) -> list[Arm]:
         raise UserError("--cc names no controller")
     return arms
 
-
-def _scenario_params(items: list[str]) -> dict[str, str]:
-    params: dict[str, str] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise UserError(f"--param {item!r}: expected KEY=VALUE")
-        params[key] = value
-    return params

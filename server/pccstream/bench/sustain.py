@@ -20,10 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pccstream.cli_conventions import parse_kbps
 from pccstream.contracts import metric, page_query
 from pccstream.emulator.analyze import analyze_file
 from pccstream.emulator.relay import EmulatorProcess
-from pccstream.errors import UserError
+from pccstream.errors import Interrupted, UserError
 from pccstream.harness import browser as br
 from pccstream.harness.cpu import descendants, process_cpu_seconds
 from pccstream.harness.processes import ServerProcess, endpoint_priority
@@ -68,17 +69,18 @@ class SustainSettings:
 
 
 def parse_bitrates(text: str, flag: str = "--bitrates") -> tuple[int, ...]:
-    """`15000,50000` (kbit/s) → (15000, 50000); errors name the item."""
+    """`15000,50M` (kbit/s, k/M suffixes accepted) → (15000, 50000); errors name the item."""
     items = [item.strip() for item in text.split(",")]
     if not text.strip():
         raise UserError(f"{flag} '': expected kbit/s like 15000,50000")
     out: list[int] = []
     for position, item in enumerate(items, start=1):
         try:
-            value = int(item)
-        except ValueError:
+            value = parse_kbps(item, flag)
+        except UserError:
             raise UserError(
-                f"{flag} {text!r}: item {position} {item!r} is not a whole number of kbit/s"
+                f"{flag} {text!r}: item {position} {item!r} is not a whole number of kbit/s "
+                "(k/M suffixes accepted, e.g. 15000 or 15M)"
             ) from None
         if not 100 <= value <= 100_000:
             raise UserError(
@@ -315,4 +317,4 @@ def run_sustain_sync(
     try:
         return asyncio.run(run_sustain(settings, media, progress))
     except KeyboardInterrupt:
-        raise UserError("interrupted") from None
+        raise Interrupted("no result (results are printed at the end)") from None

@@ -24,7 +24,7 @@ from pccstream.bench.stats import convergence_time
 from pccstream.cc.registry import create_controller
 from pccstream.emulator.analyze import analyze_file
 from pccstream.emulator.relay import EmulatorProcess
-from pccstream.errors import UserError
+from pccstream.errors import Interrupted, UserError
 from pccstream.harness.processes import (
     BULK_SEGMENTS,
     ServerProcess,
@@ -304,4 +304,5 @@ def run_transfer_sync(
 ) -> dict[str, Any]:
     with contextlib.suppress(KeyboardInterrupt):
         return asyncio.run(run_transfer(settings, progress))
-    raise UserError("interrupted")
+    kept = f"; the emulator logs so far are in {settings.log_dir}" if settings.log_dir else ""
+    raise Interrupted(f"no result (results are printed at the end){kept}")

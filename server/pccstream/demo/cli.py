@@ -1,12 +1,12 @@
 """`pccstream demo`: start the server and one emulator per arm, print one URL.
 
 Single view: `pccstream demo --cc vivace --scenario video-rttflap` → the player with its live
-dashboard, through an emulator running the scenario. Compare view: `--compare vivace,cubic`
+dashboard, through an emulator running the scenario. Compare view: `--cc vivace,cubic`
 → two sessions side by side, each through its own emulator instance with the same scenario
 and seed, time axes aligned. Every emulator publishes its link status to the server, so the
 dashboards draw the true capacity and queue.
 
-The arm `webrtc` (`--cc webrtc`, `--compare vivace,webrtc`) is the WebRTC reference arm
+The arm `webrtc` (`--cc webrtc`, `--cc vivace,webrtc`) is the WebRTC reference arm
 (docs/webrtc.md): the demo starts coturn and an emulator in front of it (same scenario and
 seed), and the arm's page is the WebRTC receiver, which embeds its sender page and draws its
 getStats series. It is live, so the other arm of a comparison watches the live channel.
@@ -16,15 +16,22 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import logging
-import signal
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pccstream.cc.registry import create_controller, split_cc_spec
+from pccstream.cli_conventions import (
+    StopSignals,
+    add_bitrate,
+    add_cc,
+    add_scenario,
+    add_seed,
+    deprecated_alias,
+    parse_kbps,
+)
 from pccstream.contracts import page_query
 from pccstream.emulator.relay import EmulatorProcess
 from pccstream.errors import UserError
@@ -35,14 +42,14 @@ from pccstream.webrtc.turn import TurnServer, turn_url
 
 DEFAULT_SCENARIO = "video-rttflap"
 DEFAULT_SEED = 1
-# The WebRTC reference arm's name in --cc/--compare (not a congestion controller: libwebrtc's GCC).
+# The WebRTC reference arm's name in --cc (not a congestion controller: libwebrtc's GCC).
 WEBRTC_ARM = "webrtc"
 
 
 def _param(text: str) -> tuple[str, str]:
     key, eq, value = text.partition("=")
     if not eq or not key:
-        raise argparse.ArgumentTypeError(f"--param {text!r}: expected KEY=VALUE")
+        raise argparse.ArgumentTypeError(f"--player {text!r}: expected KEY=VALUE")
     return key.strip(), value.strip()
 
 
@@ -51,36 +58,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "demo",
         help="serve media through emulated links and print the dashboard URL",
         description="Start the server and an emulator per arm (same scenario and seed), "
-        "then print ONE URL: the player with its live dashboard, or with --compare two "
+        "then print ONE URL: the player with its live dashboard, or with --cc A,B two "
         "sessions side by side. Runs until Ctrl-C.",
     )
-    parser.add_argument(
-        "--cc",
+    add_cc(
+        parser,
         default="vivace",
-        help=f"controller of the single view ('{WEBRTC_ARM}': the WebRTC reference arm)",
+        help_extra="two (A,B, e.g. vivace,cubic) are compared side by side; "
+        f"'{WEBRTC_ARM}' is the WebRTC reference arm (compared with it, the other arm plays "
+        "live)",
     )
-    parser.add_argument(
-        "--compare",
-        metavar="A,B",
-        help="compare two controllers side by side, e.g. vivace,cubic; "
-        f"'{WEBRTC_ARM}' as one of them compares with a WebRTC call (the other arm then "
-        "plays live)",
-    )
-    parser.add_argument(
-        "--scenario",
-        default=DEFAULT_SCENARIO,
-        help=f"emulator scenario name or file (default {DEFAULT_SCENARIO}); "
-        "`pccstream emulate scenarios` lists them; 'none' connects directly, without emulator",
-    )
-    parser.add_argument(
-        "--param",
-        action="append",
-        type=_param,
-        default=[],
-        metavar="KEY=VALUE",
-        help="scenario parameter (repeatable)",
-    )
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="emulator seed (all arms)")
+    deprecated_alias(parser, "--compare", new="--cc A,B", dest="cc")
+    add_scenario(parser, default=DEFAULT_SCENARIO, help_extra="'none' connects directly")
+    add_bitrate(parser, help="the player's bitrate (fixed or live mode; same as --player "
+                "bitrate=KBPS)")
+    add_seed(parser, default=DEFAULT_SEED, help=f"emulator seed, all arms (default {DEFAULT_SEED})")
     parser.add_argument(
         "--media",
         type=Path,
@@ -161,13 +153,14 @@ class Arm:
                           [*query, ("sender", page_query("webrtc_sender", sender))])
 
 
-def parse_arms(cc: str, compare: str | None) -> list[str]:
-    names = [cc] if compare is None else [n.strip() for n in compare.split(",")]
-    if compare is not None and (len(names) != 2 or not all(names)):
-        raise UserError(f"--compare {compare!r}: expected two controllers, e.g. vivace,cubic")
+def parse_arms(cc: str) -> list[str]:
+    """`--cc A` (one view) or `--cc A,B` (compare view)."""
+    names = [n.strip() for n in cc.split(",")]
+    if not all(names) or len(names) > 2:
+        raise UserError(f"--cc {cc!r}: expected one controller or two, e.g. vivace,cubic")
     if names.count(WEBRTC_ARM) > 1:
         raise UserError(
-            f"--compare {compare!r}: one {WEBRTC_ARM} arm at most; compare it with a "
+            f"--cc {cc!r}: one {WEBRTC_ARM} arm at most; compare it with a "
             "controller, e.g. vivace,webrtc"
         )
     for name in names:
@@ -180,7 +173,10 @@ def player_extra(
     names: list[str], live: bool, player: list[tuple[str, str]]
 ) -> list[tuple[str, str]]:
     """The WebTransport arms' extra player parameters; a webrtc arm makes the other one live."""
-    extra = list(player)
+    extra = [
+        (key, str(parse_kbps(value, "--player bitrate")) if key == "bitrate" else value)
+        for key, value in player
+    ]
     modes = [value for key, value in extra if key == "mode"]
     if WEBRTC_ARM in names:
         if len(names) == 1 and extra and any(key != "bitrate" for key, _ in extra):
@@ -209,10 +205,13 @@ def page_url(base: str, arms: list[Arm], extra: list[tuple[str, str]]) -> str:
 
 
 async def run_demo(args: argparse.Namespace, stop: asyncio.Event) -> None:
-    names = parse_arms(args.cc, args.compare)
+    names = parse_arms(args.cc)
     webrtc = WEBRTC_ARM in names
     live = bool(args.live) or webrtc
-    extra = player_extra(names, live, args.player)
+    player = list(args.player)
+    if args.bitrate is not None:
+        player = [(k, v) for k, v in player if k != "bitrate"] + [("bitrate", str(args.bitrate))]
+    extra = player_extra(names, live, player)
     media: Path = args.media or ensure_named_media("default")
     live_media: Path | None = args.live_media
     if live_media is None:
@@ -306,11 +305,10 @@ def _demo(args: argparse.Namespace) -> int:
     )
     loop = asyncio.new_event_loop()
     stop = asyncio.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(sig, stop.set)
+    signals = StopSignals()
+    signals.install(loop, stop.set)
     try:
         loop.run_until_complete(run_demo(args, stop))
     finally:
         loop.close()
-    return 0
+    return signals.exit_status

@@ -6,21 +6,18 @@ from __future__ import annotations
 import argparse
 import sys
 
+from pccstream.cli_conventions import EXIT_USAGE, run_command
 from pccstream.emulator.cli import register
-from pccstream.errors import UserError
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pccstream.emulator")
     register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
     try:
-        return int(args.func(args) or 0)
-    except UserError as exc:
-        print(f"pccstream: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        return 130
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    return run_command(args)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
 """Metrics from an emulator log, per direction, with mm-throughput-graph's definitions.
+A mahimahi mm-link log is read too (`pccstream.emulator.mahimahi`), with exactly its numbers.
 
 - capacity / throughput: bytes of delivery opportunities / of delivered packets, over the span
   from the direction's first to its last logged event.
@@ -23,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from pccstream.emulator.log import MAGIC
+from pccstream.emulator.mahimahi import analyze_mahimahi, is_mahimahi_log, parse_mahimahi
 from pccstream.errors import UserError
 from pccstream.stats import percentile95_mahimahi
 
@@ -62,7 +64,10 @@ def parse_log(path: str | Path) -> ParsedLog:
     with fh:
         first = fh.readline().rstrip("\n")
         if first != MAGIC:
-            raise UserError(f"{p}:1: not a pccstream emulator log (expected {MAGIC!r})")
+            raise UserError(
+                f"{p}:1: neither a pccstream emulator log (expected {MAGIC!r}) nor a mahimahi "
+                "mm-link log (expected '# mahimahi mm-link ...')"
+            )
         for no, line in enumerate(fh, start=2):
             if line.startswith("#"):
                 k, _, v = line[1:].partition(":")
@@ -178,6 +183,14 @@ def _direction_metrics(dl: DirectionLog) -> dict[str, Any]:
 
 
 def analyze_file(path: str | Path) -> dict[str, Any]:
+    """A pccstream emulator log, or a mahimahi mm-link log (one direction per file)."""
+    try:
+        with Path(path).open(encoding="ascii", errors="replace") as fh:
+            first = fh.readline()
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read log: {exc}") from None
+    if is_mahimahi_log(first):
+        return analyze_mahimahi(parse_mahimahi(path))
     parsed = parse_log(path)
     if not parsed.dirs:
         raise UserError(f"{path}: the log has no events")

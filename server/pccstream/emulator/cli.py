@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from typing import Any
 
-from pccstream.errors import UserError
+from pccstream.cli_conventions import add_json, add_scenario, add_seed
+from pccstream.emulator.log import LOG_FORMATS
+from pccstream.errors import Interrupted, UserError
 
 
 def _param(text: str) -> tuple[str, str]:
@@ -33,11 +36,16 @@ def register(subparsers: Any) -> None:
     p.add_argument("--loss", metavar="P",
                    help="loss: 0.01, 1%%, or ge:p=..,r=.. / ge:mean=..,burst=..")
     p.add_argument("--queue", metavar="SPEC", help="N pkts | N kB | infinite | codel[:opts]")
-    p.add_argument("--scenario", metavar="NAME|FILE", help="scenario name or file (NAME:k=v,...)")
-    p.add_argument("--param", action="append", type=_param, default=[], metavar="KEY=VALUE",
-                   help="scenario parameter (repeatable), e.g. bitrate_kbps=3000")
-    p.add_argument("--seed", type=int, help="seed for loss and timeline draws")
-    p.add_argument("--log", metavar="FILE", help="write the per-packet event log here")
+    add_scenario(p, help_extra="NAME:k=v,... also works")
+    add_seed(p, default=None, help="seed for loss and timeline draws (default: the scenario's)")
+    p.add_argument("--log", metavar="FILE",
+                   help="write the per-packet event log here (with --log-format mahimahi: the "
+                   "downlink's, as mm-link's --downlink-log)")
+    p.add_argument("--log-format", choices=LOG_FORMATS, default="pccstream",
+                   help="pccstream (both directions, one file; default) or mahimahi (mm-link's "
+                   "own format, one file per direction, for mm-throughput-graph and friends)")
+    p.add_argument("--uplink-log", metavar="FILE",
+                   help="with --log-format mahimahi: the uplink's log (mm-link's --uplink-log)")
     p.add_argument("--status-to", metavar="HOST:PORT",
                    help="send link status (capacity, queue) as JSON datagrams every 100 ms to a "
                    "server's --link-status-port, for the dashboard")
@@ -47,21 +55,28 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=_run_relay)
 
     sub = p.add_subparsers(dest="emulate_command", metavar="SUBCOMMAND")
-    a = sub.add_parser("analyze", help="metrics (and plots) from an emulator log")
+    a = sub.add_parser(
+        "analyze",
+        help="metrics (and plots) from an emulator log or a mahimahi mm-link log",
+        description="Capacity, throughput, p95 queueing and signal delay, loss and power with "
+        "mm-throughput-graph's definitions, from a pccstream emulator log (both directions) or "
+        "a mahimahi mm-link log (one direction; the format is recognised by its header).",
+    )
     a.add_argument("log", metavar="LOG")
-    a.add_argument("--json", action="store_true", help="print JSON")
+    add_json(a)
     a.add_argument("--plot", metavar="OUT.png|svg", help="draw capacity/throughput and delay")
     a.add_argument("--bin-ms", type=int, default=500, help="bin width of the plot (ms)")
     a.set_defaults(func=_run_analyze)
 
     b = sub.add_parser("bench", help="measure the emulator's accuracy and speed on 127.0.0.1")
-    b.add_argument("--json", action="store_true", help="print JSON only")
+    add_json(b)
     b.add_argument("--duration", type=float, default=5.0, help="seconds per measurement")
     b.set_defaults(func=_run_bench)
 
     s = sub.add_parser("blast", help="saturate an emulated path with UDP for a while (with --log)")
     s.add_argument("--scenario", required=True, metavar="NAME|FILE")
-    s.add_argument("--param", action="append", type=_param, default=[], metavar="KEY=VALUE")
+    s.add_argument("--param", action="append", type=_param, default=[], metavar="KEY=VALUE",
+                   help="scenario parameter (repeatable)")
     s.add_argument("--duration", type=float, default=30.0)
     s.add_argument("--rate", default="auto", help="sender rate (default: 1.5 x average capacity)")
     s.add_argument("--log", required=True, metavar="FILE")
@@ -69,7 +84,7 @@ def register(subparsers: Any) -> None:
     s.set_defaults(func=_run_blast)
 
     lst = sub.add_parser("scenarios", help="list scenario names")
-    lst.add_argument("--json", action="store_true")
+    add_json(lst)
     lst.add_argument(
         "--tag", metavar="TAG", help="only scenarios with this tag (e.g. cellular)"
     )
@@ -87,7 +102,8 @@ def _run_relay(args: argparse.Namespace) -> int:
     emu = Emulator.from_settings(
         listen=args.listen, upstream=args.upstream, down=args.down, up=args.up,
         delay_ms=args.delay, loss=args.loss, queue=args.queue, scenario=args.scenario,
-        params=dict(args.param), seed=args.seed, log=args.log,
+        params=dict(args.param), seed=args.seed, log=args.log, log_format=args.log_format,
+        uplink_log=args.uplink_log,
     )
     if args.realtime is not None:
         got = request_realtime(args.realtime)
@@ -101,18 +117,22 @@ def _run_relay(args: argparse.Namespace) -> int:
 
             publisher = StatusPublisher(emu, parse_hostport(args.status_to, "--status-to"))
 
-            async def serve_with_status() -> None:
+            async def serve_with_status() -> int | None:
                 publisher.start()
                 try:
-                    await serve(emu)
+                    return await serve(emu)
                 finally:
                     publisher.close()
 
-            loop.run_until_complete(serve_with_status())
+            stopped_by = loop.run_until_complete(serve_with_status())
         else:
-            loop.run_until_complete(serve(emu))
+            stopped_by = loop.run_until_complete(serve(emu))
     finally:
         loop.close()
+    if stopped_by == signal.SIGINT:
+        logs = [path for path in (args.log, args.uplink_log) if path]
+        raise Interrupted(f"the log {' and '.join(logs)} is complete up to the stop" if logs
+                          else "the relay stopped")
     return 0
 
 

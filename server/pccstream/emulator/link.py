@@ -13,7 +13,7 @@ import math
 from collections import deque
 from dataclasses import dataclass
 
-from pccstream.emulator.log import EventLog
+from pccstream.emulator.log import PacketLog
 from pccstream.emulator.loss import LossModel, NoLoss
 from pccstream.emulator.packet import Packet
 from pccstream.emulator.queues import DropTailQueue
@@ -42,7 +42,7 @@ class Link:
         queue: DropTailQueue | None = None,
         loss: LossModel | None = None,
         delay_ms: float = 0.0,
-        log: EventLog | None = None,
+        log: PacketLog | None = None,
         start_ms: float = 0.0,
     ) -> None:
         if delay_ms < 0 or not math.isfinite(delay_ms):
@@ -120,13 +120,15 @@ class Link:
         """A packet arrives at `now`. Like mahimahi, the schedule is first brought up to `now`,
         so an opportunity at exactly `now` is not available to this packet."""
         self.arrived += 1
+        if self.trace is not None:
+            # Before the arrival is logged, as mm-link does: the log stays in time order.
+            self.rationalize(now)
         log = self.log
         if log is not None:
             log.arrival(self._d, now, pkt.size)
         if self.trace is None:
             self._depart(pkt, now)  # unshaped: no bottleneck
             return
-        self.rationalize(now)
         pkt.arrival = now
         if not self.queue.enqueue(pkt, now):
             self.dropped += 1
@@ -190,7 +192,7 @@ class Link:
         if self.loss.lose():
             self.dropped += 1
             if self.log is not None:
-                self.log.drop(self._d, t, pkt.size, "loss")
+                self.log.drop(self._d, t, pkt.size, "loss", pkt.arrival)
             return
         due = t + self.delay
         # A delay decrease must not reorder packets already on the wire.

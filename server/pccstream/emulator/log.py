@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 MAGIC = "# pccstream-emulator-log 1"
 
@@ -33,6 +33,24 @@ def _fmt(t: float) -> str:
     if t == int(t):
         return str(int(t))
     return f"{t:.3f}".rstrip("0").rstrip(".")
+
+
+class PacketLog(Protocol):
+    """What a link writes to: this module's `EventLog` or mahimahi's format
+    (`pccstream.emulator.mahimahi.MahimahiLog`)."""
+
+    def arrival(self, d: str, t: float, size: int) -> None: ...
+    def capacity(self, d: str, t: float, nbytes: int) -> None: ...
+    def departure(self, d: str, t: float, size: int, qdelay: float, owd: float) -> None: ...
+    def drop(
+        self, d: str, t: float, size: int, reason: str, arrival: float | None = None
+    ) -> None: ...
+    def setting(self, d: str, t: float, text: str) -> None: ...
+    def flush(self) -> None: ...
+    def close(self) -> None: ...
+
+
+LOG_FORMATS = ("pccstream", "mahimahi")
 
 
 class EventLog:
@@ -65,7 +83,7 @@ class EventLog:
     def departure(self, d: str, t: float, size: int, qdelay: float, owd: float) -> None:
         self._w(f"{_fmt(t)} {d} - {size} {_fmt(qdelay)} {_fmt(owd)}\n")
 
-    def drop(self, d: str, t: float, size: int, reason: str) -> None:
+    def drop(self, d: str, t: float, size: int, reason: str, arrival: float | None = None) -> None:
         self._w(f"{_fmt(t)} {d} x {size} {reason}\n")
 
     def setting(self, d: str, t: float, text: str) -> None:

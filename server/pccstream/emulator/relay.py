@@ -18,6 +18,7 @@ import math
 import os
 import random
 import selectors
+import shlex
 import signal
 import socket
 import sys
@@ -28,8 +29,9 @@ from typing import IO, Any
 
 from pccstream.child_process import die_with_parent
 from pccstream.emulator.link import Link, LinkStatus
-from pccstream.emulator.log import EventLog
+from pccstream.emulator.log import LOG_FORMATS, EventLog, PacketLog
 from pccstream.emulator.loss import parse_loss
+from pccstream.emulator.mahimahi import MahimahiLog
 from pccstream.emulator.packet import Packet
 from pccstream.emulator.scenario import Change, Scenario, load_scenario
 from pccstream.emulator.trace import Trace, constant_rate_trace, load_trace
@@ -92,18 +94,28 @@ class Emulator:
         *,
         seed: int | None = None,
         log_path: str | None = None,
+        log_format: str = "pccstream",
+        uplink_log_path: str | None = None,
     ) -> None:
+        if log_format not in LOG_FORMATS:
+            formats = ", ".join(LOG_FORMATS)
+            raise UserError(f"--log-format {log_format!r}: expected one of {formats}")
+        if uplink_log_path and log_format != "mahimahi":
+            raise UserError("--uplink-log is for --log-format mahimahi (the pccstream log has both "
+                            "directions in one file)")
         self.scenario = scenario
         self.listen = listen
         self.upstream = upstream
         self.seed = scenario.seed if seed is None else seed
         self.log_path = log_path
+        self.log_format = log_format
+        self.uplink_log_path = uplink_log_path
         self.base_ns = 0
         self._base_s = 0.0
         self.port = 0
         self.down: Link | None = None
         self.up: Link | None = None
-        self._log: EventLog | None = None
+        self._log: PacketLog | None = None
         self._lsock: socket.socket | None = None
         self._sessions: dict[tuple[Any, ...], _Session] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -137,12 +149,14 @@ class Emulator:
         params: Mapping[str, str | float] | None = None,
         seed: int | None = None,
         log: str | None = None,
+        log_format: str = "pccstream",
+        uplink_log: str | None = None,
     ) -> Emulator:
         """Build from CLI-like settings; explicit settings override the scenario's."""
         sc = load_scenario(scenario, params) if scenario else Scenario(name="settings")
         sc.apply_overrides(down=down, up=up, delay_ms=delay_ms, loss=loss, queue=queue)
         return cls(sc, parse_hostport(listen, "--listen"), parse_hostport(upstream, "--upstream"),
-                   seed=seed, log_path=log)
+                   seed=seed, log_path=log, log_format=log_format, uplink_log_path=uplink_log)
 
     # -- lifecycle -----------------------------------------------------------------------------
     async def start(self) -> int:
@@ -166,8 +180,7 @@ class Emulator:
 
         self.base_ns = time.monotonic_ns()
         self._base_s = self.base_ns / 1e9
-        if self.log_path:
-            self._log = EventLog.open(self.log_path, self.base_ns, self._config())
+        self._log = self._open_log()
         self.down = self._build_link("down")
         self.up = self._build_link("up")
 
@@ -180,6 +193,25 @@ class Emulator:
         loop.add_reader(lsock.fileno(), self._on_client_readable)
         self._house = loop.call_later(_HOUSEKEEPING_S, self._housekeeping)
         return self.port
+
+    def _open_log(self) -> PacketLog | None:
+        if self.log_format == "pccstream":
+            if not self.log_path:
+                return None
+            return EventLog.open(self.log_path, self.base_ns, self._config())
+        paths = {d: path for d, path in (("d", self.log_path), ("u", self.uplink_log_path)) if path}
+        if not paths:
+            return None
+        traces: dict[str, str] = {}
+        queues: dict[str, str] = {}
+        for d, name in (("d", "down"), ("u", "up")):
+            spec = self.scenario.direction(name)
+            traces[d] = (str(spec.trace) if spec.trace is not None
+                         else "unshaped" if spec.rate_bps is None
+                         else f"{spec.rate_bps / 1e6:.6g}mbit")
+            queues[d] = spec.build_queue().describe()
+        return MahimahiLog.open(paths, traces=traces, queues=queues,
+                                command_line=shlex.join(["pccstream", *sys.argv[1:]]))
 
     def _config(self) -> dict[str, Any]:
         return {"scenario": self.scenario.summary(), "seed": self.seed,
@@ -410,14 +442,20 @@ def request_realtime(priority: int) -> str:
     return f"SCHED_RR {priority}"
 
 
-async def serve(emu: Emulator, announce: bool = True) -> None:
-    """Run until SIGINT/SIGTERM."""
+async def serve(emu: Emulator, announce: bool = True) -> int | None:
+    """Run until SIGINT/SIGTERM; returns the signal that stopped it."""
     port = await emu.start()
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
+    received: list[int] = []
+
+    def on_signal(sig: int) -> None:
+        received.append(sig)
+        stop.set()
+
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, stop.set)
+            loop.add_signal_handler(sig, on_signal, sig)
     if announce:
         host = emu.listen[0]
         print(f"listening on {host}:{port} -> {emu.upstream[0]}:{emu.upstream[1]}", flush=True)
@@ -425,6 +463,7 @@ async def serve(emu: Emulator, announce: bool = True) -> None:
         await stop.wait()
     finally:
         await emu.close()
+    return received[0] if received else None
 
 
 class EmulatorProcess:

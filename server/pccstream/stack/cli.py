@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import signal
 from pathlib import Path
 
+from pccstream.cli_conventions import StopSignals
 from pccstream.errors import UserError
 from pccstream.server.app import ServerConfig, default_state_dir, default_web_root, run_forever
 from pccstream.stack import streaming_server
@@ -106,12 +106,12 @@ def _serve(args: argparse.Namespace) -> int:
 def _run(config: ServerConfig, ready_file: Path | None) -> int:
     loop = asyncio.new_event_loop()
     main = loop.create_task(run_forever(streaming_server(config), ready_file))
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, main.cancel)
+    signals = StopSignals()
+    signals.install(loop, main.cancel)
     try:
         loop.run_until_complete(main)
     except asyncio.CancelledError:
         pass
     finally:
         loop.close()
-    return 0
+    return signals.exit_status

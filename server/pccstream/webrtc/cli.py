@@ -6,21 +6,23 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import signal
 import sys
 from pathlib import Path
 from typing import Any
 
-from pccstream.errors import UserError
+from pccstream.cli_conventions import (
+    REMOVED_IN,
+    StopSignals,
+    add_json,
+    add_log_dir,
+    add_scenario,
+    add_seed,
+    parse_kbps,
+    warn,
+)
+from pccstream.errors import RunError, UserError
 from pccstream.media.recipes import named_media
 from pccstream.webrtc.turn import TurnServer
-
-
-def _param(text: str) -> tuple[str, str]:
-    key, eq, value = text.partition("=")
-    if not eq or not key:
-        raise argparse.ArgumentTypeError(f"--param {text!r}: expected KEY=VALUE")
-    return key.strip(), value.strip()
 
 
 def _window(text: str) -> tuple[str, float, float]:
@@ -54,18 +56,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     call.add_argument("--media", type=Path, default=named_media("default"))
     call.add_argument("--live-media", type=Path, help="the sender's source (default: --media)")
     call.add_argument("--duration", type=float, default=20.0, help="seconds from the first frame")
-    call.add_argument("--bitrate", type=int, default=2_500_000, help="sender's maxBitrate, bit/s")
+    call.add_argument(
+        "--bitrate",
+        default="2500",
+        metavar="KBPS",
+        help="sender's maxBitrate, kbit/s (k/M suffixes accepted: 2500k, 2.5M; default 2500). "
+        "Until 0.3 a bare number above 50000 is read in the old unit, bit/s, with a warning",
+    )
     call.add_argument("--rendition", help="source rendition id (default: by --bitrate)")
     call.add_argument("--codec", choices=["vp8", "vp9", "h264", "av1"])
-    call.add_argument("--scenario", help="emulator scenario name or file")
-    call.add_argument("--param", type=_param, action="append", default=[], metavar="KEY=VALUE")
+    add_scenario(call)
     call.add_argument("--down", help="downlink rate or trace (overrides the scenario)")
     call.add_argument("--up", help="uplink rate or trace")
     call.add_argument("--delay", type=float, help="one-way delay per direction, ms")
     call.add_argument("--loss", help="loss probability")
     call.add_argument("--queue", help="queue spec, e.g. 100kB")
-    call.add_argument("--seed", type=int)
+    add_seed(call, default=None, help="emulator seed (default: the scenario's)")
     call.add_argument("--emulator-log", type=Path, help="the emulator's per-packet log")
+    add_log_dir(call, "keep the emulator's per-packet log here, as emulator.log")
     call.add_argument(
         "--no-emulator", action="store_true", help="receiver talks to coturn directly"
     )
@@ -77,7 +85,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         metavar="NAME:FROM-TO",
         help="report latency for frames shown FROM-TO seconds after the emulator started",
     )
-    call.add_argument("--json", action="store_true", help="print the whole result as JSON")
+    add_json(call)
     call.set_defaults(func=_call)
 
 
@@ -95,16 +103,15 @@ def _turn(args: argparse.Namespace) -> int:
             args.ready_file.write_text(json.dumps(info))
         print(f"turn relay on {server.url} (user {server.username})", flush=True)
         stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
+        signals.install(asyncio.get_running_loop(), stop.set)
         try:
             await stop.wait()
         finally:
             await server.close()
 
+    signals = StopSignals()
     asyncio.run(main())
-    return 0
+    return signals.exit_status
 
 
 def _call(args: argparse.Namespace) -> int:
@@ -112,11 +119,19 @@ def _call(args: argparse.Namespace) -> int:
 
     if args.duration <= 0:
         raise UserError(f"--duration {args.duration:g}: must be a positive number of seconds")
-    if not 30_000 <= args.bitrate <= 50_000_000:
-        raise UserError(f"--bitrate {args.bitrate}: bit/s within 30000-50000000")
+    bitrate_kbps = call_bitrate_kbps(args.bitrate)
     for flag, path in (("--media", args.media), ("--live-media", args.live_media)):
         if path is not None and not (path / "manifest.json").is_file():
             raise UserError(f"{flag} {path}: no manifest.json (make media with pccstream media)")
+    emulator_log: Path | None = args.emulator_log
+    if args.log_dir is not None and emulator_log is None:
+        try:
+            args.log_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UserError(
+                f"--log-dir {args.log_dir}: cannot create it ({exc.strerror})"
+            ) from None
+        emulator_log = args.log_dir / "emulator.log"
     emulator: dict[str, Any] = {
         "scenario": args.scenario,
         "params": dict(args.param) or None,
@@ -126,13 +141,13 @@ def _call(args: argparse.Namespace) -> int:
         "loss": args.loss,
         "queue": args.queue,
         "seed": args.seed,
-        "log": str(args.emulator_log) if args.emulator_log else None,
+        "log": str(emulator_log) if emulator_log else None,
     }
     settings = CallSettings(
         media=args.media,
         live_media=args.live_media,
         duration_s=args.duration,
-        bitrate_bps=args.bitrate,
+        bitrate_bps=bitrate_kbps * 1000,
         rendition=args.rendition,
         codec=args.codec,
         emulator={k: v for k, v in emulator.items() if v is not None},
@@ -143,9 +158,44 @@ def _call(args: argparse.Namespace) -> int:
     if args.json:
         json.dump(result, sys.stdout, indent=1)
         print()
-        return 0
-    print(summary(result))
+    else:
+        print(summary(result))
+    error = result["receiver"]["error"] or result["sender"]["error"]
+    if error:
+        raise RunError(f"the call failed: {error}")
     return 0
+
+
+# The sender's range: 30 kbit/s to 50 Mbit/s.
+_CALL_KBPS = (30, 50_000)
+
+
+def call_bitrate_kbps(text: str) -> int:
+    """`--bitrate` of `webrtc call` in kbit/s. It was bit/s before 0.2: a bare number that only
+    makes sense in the old unit (above 50000, the new maximum) is converted with a warning; one
+    that fits both units (30000-50000) is refused rather than guessed."""
+    low, high = _CALL_KBPS
+    bare = text.strip().isdigit()
+    if bare and int(text) > high:
+        bps = int(text)
+        if not 30_000 <= bps <= 50_000_000:
+            raise UserError(f"--bitrate {text}: bit/s (the old unit) within 30000-50000000")
+        kbps = max(1, round(bps / 1000))
+        warn(
+            f"--bitrate {text}: bit/s is deprecated and goes away in pccstream {REMOVED_IN}; "
+            f"--bitrate is kbit/s like everywhere else: --bitrate {kbps}k"
+        )
+        return kbps
+    if bare and low * 1000 <= int(text) <= high:
+        raise UserError(
+            f"--bitrate {text}: ambiguous while the unit changes from bit/s to kbit/s: write "
+            f"{text}k for {int(text) / 1000:g} Mbit/s, or {int(text) // 1000}k for the old "
+            "meaning"
+        )
+    kbps = parse_kbps(text, "--bitrate")
+    if not low <= kbps <= high:
+        raise UserError(f"--bitrate {text}: kbit/s within {low}-{high} (30k to 50M)")
+    return kbps
 
 
 def summary(result: dict[str, Any]) -> str:

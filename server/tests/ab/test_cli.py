@@ -16,7 +16,7 @@ from .fakes import FakeRunner
 
 def test_unknown_arm_exits_2_with_the_valid_names(tmp_path: Path, capsys):
     db = tmp_path / "r.sqlite"
-    code = main(["ab", "--arms", "vivace,nosuch", "--scenario", "video-rttflap", "--db", str(db)])
+    code = main(["ab", "--cc", "vivace,nosuch", "--scenario", "video-rttflap", "--db", str(db)])
     err = capsys.readouterr().err
     assert code == 2
     assert "nosuch" in err and "cubic" in err and err.count("\n") == 1
@@ -25,21 +25,21 @@ def test_unknown_arm_exits_2_with_the_valid_names(tmp_path: Path, capsys):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["ab", "--arms", "cubic"], "--scenario"),
-        (["ab", "--scenario", "video-rttflap"], "--arms"),
-        (["ab", "--arms", "cubic", "--scenario", "nope"], "unknown scenario"),
-        (["ab", "--arms", "cubic", "--scenario", "video-rttflap", "--runs", "0"], "--runs"),
+        (["ab", "--cc", "cubic"], "--scenario"),
+        (["ab", "--scenario", "video-rttflap"], "--cc"),
+        (["ab", "--cc", "cubic", "--scenario", "nope"], "unknown scenario"),
+        (["ab", "--cc", "cubic", "--scenario", "video-rttflap", "--runs", "0"], "--runs"),
         (
-            ["ab", "--arms", "cubic", "--scenario", "video-rttflap", "--scenario-param", "x"],
+            ["ab", "--cc", "cubic", "--scenario", "video-rttflap", "--param", "x"],
             "KEY=VALUE",
         ),
         (
-            ["ab", "--arms", "cubic", "--scenario", "video-rttflap", "--media", "/nonexistent"],
+            ["ab", "--cc", "cubic", "--scenario", "video-rttflap", "--media", "/nonexistent"],
             "--media",
         ),
         (["report", "/nonexistent.sqlite"], "no such results database"),
-        (["ab", "--arms", "cubic", "--scenario", "video-rttflap", "--max-load", "0"], "--max-load"),
-        (["ab", "--export", "csv", "--db", "/nonexistent.sqlite"], "no such results database"),
+        (["ab", "--cc", "cubic", "--scenario", "video-rttflap", "--max-load", "0"], "--max-load"),
+        (["ab", "export", "--db", "/nonexistent.sqlite"], "no such results database"),
     ],
 )
 def test_bad_input_exits_2(tmp_path: Path, capsys, argv, message, monkeypatch):
@@ -52,7 +52,7 @@ def test_design_from_args_fills_the_scenario_and_ladder():
     args = build_parser().parse_args(
         [
             "ab",
-            "--arms",
+            "--cc",
             "vivace,cubic",
             "--scenario",
             "video-3viewers",
@@ -99,7 +99,7 @@ def test_export_and_resume_of_the_last_unfinished_experiment(tmp_path: Path, cap
             asyncio.run(run_experiment(store, design, FakeRunner(crash_after=1), progress=progress))
         assert ab_cli._latest_unfinished(store) == design
     out = tmp_path / "runs.csv"
-    assert main(["ab", "--db", str(db), "--export", "csv", "--out", str(out)]) == 0
+    assert main(["ab", "export", "--db", str(db), "--out", str(out)]) == 0
     assert out.read_text().count("\n") == 2
 
 

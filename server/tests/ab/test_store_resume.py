@@ -15,10 +15,11 @@ import pytest
 
 from pccstream.ab.design import Design, Slot, schedule
 from pccstream.ab.experiment import run_experiment, wait_for_load
+from pccstream.ab.export import export_runs
 from pccstream.ab.progress import Progress
 from pccstream.ab.runner import RunFailed
-from pccstream.ab.store import Store, export, telemetry
-from pccstream.errors import UserError
+from pccstream.ab.store import Store, telemetry
+from pccstream.errors import RunError, UserError
 from tests.checkout import REPO_ROOT
 
 from .fakes import FakeRunner, fake_record
@@ -119,7 +120,7 @@ def test_a_run_that_measured_nothing_is_retried_once(tmp_path: Path):
     with Store(tmp_path / "a.sqlite") as store:
         assert run(store, Flaky(1)).ran == 12
     with Store(tmp_path / "b.sqlite") as store:
-        with pytest.raises(UserError, match="failed twice"):
+        with pytest.raises(RunError, match="failed twice"):
             run(store, Flaky(2))
         assert store.runs() == []
 
@@ -127,17 +128,17 @@ def test_a_run_that_measured_nothing_is_retried_once(tmp_path: Path):
 def test_export_csv_and_parquet(tmp_path: Path):
     with Store(tmp_path / "r.sqlite") as store:
         run(store, FakeRunner())
-        assert export(store, "csv", tmp_path / "r.csv") == 12
+        assert export_runs(store, "csv", tmp_path / "r.csv") == (12, 0)
         table = list(csv.DictReader((tmp_path / "r.csv").open()))
         assert len(table) == 12
-        assert {"arm", "block", "buffering_ratio", "scenario", "p95_queue_delay_ms"} <= set(
+        assert {"arm", "block", "buffering_ratio", "design_scenario", "p95_queue_delay_ms"} <= set(
             table[0]
         )
         assert {"dropped_frames", "decoded_frames", "event_loop_lag_p95_ms",
                 "buffering_ratio_with_startup", "browser_cpu_s", "emulator_cpu_s",
                 "server_cpu_s", "cpu_window_s", "loadavg_start", "host_cpus",
                 "cpu_starved", "cpu_starved_reason"} <= set(table[0])  # fmt: skip
-        assert export(store, "parquet", tmp_path / "r.parquet") == 12
+        assert export_runs(store, "parquet", tmp_path / "r.parquet") == (12, 0)
         import pyarrow.parquet as pq
 
         assert pq.read_table(tmp_path / "r.parquet").num_rows == 12

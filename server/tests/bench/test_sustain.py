@@ -53,7 +53,7 @@ def test_parse_bitrates() -> None:
     ("text", "message"),
     [
         ("", "--bitrates '': expected kbit/s"),
-        ("15000,15M", "item 2 '15M' is not a whole number of kbit/s"),
+        ("15000,15Q", "item 2 '15Q' is not a whole number of kbit/s"),
         ("15000,,3000", "item 2 '' is not a whole number"),
         ("50", "item 1 50 is outside 100..100000 kbit/s"),
         ("3000,3000", "item 2 3000 is listed twice"),

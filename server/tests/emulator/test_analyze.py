@@ -88,7 +88,7 @@ def test_bad_log_names_file_and_line(write) -> None:
     p = write("bad.log", HEADER + "0 d + 1500\n1 d - oops\n")
     with pytest.raises(UserError, match=r"bad\.log:4:"):
         analyze_file(p)
-    with pytest.raises(UserError, match="not a pccstream emulator log"):
+    with pytest.raises(UserError, match="neither a pccstream emulator log"):
         analyze_file(write("x.log", "hello\n"))
 
 

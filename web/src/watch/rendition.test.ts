@@ -44,12 +44,12 @@ function rendition(id: string, bitrate: number, segments = 3): unknown {
 }
 
 describe('parseManifest', () => {
-  const good = { version: 1, duration_s: 6, segment_seconds: 2, renditions: [rendition('a', 1e5), rendition('b', 2e5, 2)] };
+  const good = { version: 1, duration_s: 6, segment_seconds: 2, renditions: [rendition('a', 1e5), rendition('b', 2e5)] };
 
   it('accepts a valid manifest and counts playable segments', () => {
     const m = parseManifest(good);
     expect(m.renditions.length).toBe(2);
-    expect(segmentCount(m)).toBe(2);
+    expect(segmentCount(m)).toBe(3);
   });
 
   it.each([
@@ -57,7 +57,8 @@ describe('parseManifest', () => {
     [{ ...good, version: 2 }, /version/],
     [{ ...good, renditions: [] }, /non-empty/],
     [{ ...good, duration_s: 0 }, /duration_s/],
-    [{ ...good, renditions: [rendition('b', 2e5), rendition('a', 1e5)] }, /sorted/],
+    [{ ...good, renditions: [rendition('b', 2e5), rendition('a', 1e5)] }, /ascend by bitrate/],
+    [{ ...good, renditions: [rendition('a', 1e5), rendition('b', 2e5, 2)] }, /renditions\[0\] has 3/],
     [{ ...good, renditions: [{ ...(rendition('a', 1e5) as object), mime: 3 }] }, /mime/],
     [{ ...good, renditions: [{ ...(rendition('a', 1e5) as object), segments: [] }] }, /segments/],
   ])('rejects %#', (json, message) => {
