@@ -67,11 +67,12 @@ else
   mark_fresh web "$fp"
 fi
 
-# 5. Default media for the demo and the tests: synthetic, 30 s, the default ladder.
-if [[ -f media/default/manifest.json ]]; then
+# 5. Default media for the demo and the tests: synthetic, 30 s, the default ladder, in 0.2 s
+#    CMAF chunks (docs/media.md); media from before chunking (no "chunk_frames") is remade.
+if [[ -f media/default/manifest.json ]] && grep -q '"chunk_frames"' media/default/manifest.json; then
   step "default media present (media/default)"
 else
-  step "making default media (media/default: 30 s synthetic, h264 ladder)"
+  step "making default media (media/default: 30 s synthetic, h264 ladder, 0.2 s chunks)"
   .venv/bin/pccstream media synth --out media/default --duration 30 --force
 fi
 
