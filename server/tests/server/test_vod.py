@@ -96,8 +96,11 @@ class _ChunkedMedia:
         return Body(self.length, read())
 
 
-def _serve(media_pieces: list[bytes], length: int | None = None) -> list[tuple[str, int, bytes, bool]]:
-    async def scenario() -> list[tuple[str, int, bytes, bool]]:
+Event = tuple[str, int, bytes, bool]
+
+
+def _serve(media_pieces: list[bytes], length: int | None = None) -> list[Event]:
+    async def scenario() -> list[Event]:
         writer = _Writer()
         session = ViewerSession(
             session_id=0, media=_ChunkedMedia(writer, media_pieces, length), writer=writer,
