@@ -6,6 +6,15 @@
 import { MAX_LIVE_KEEP_MS, forwardedPrefixes, pageParameters } from './contracts';
 
 export type Mode = 'fixed' | 'abr' | 'live';
+/**
+ * VOD: the rendition of the first segment. `lowest`: the lowest rendition, requested together
+ * with the manifest (index 0: the manifest lists renditions ascending), so the first chunk is
+ * small and nothing waits for the manifest; `abr`: the mode's own choice (fixed: the chosen
+ * bitrate; abr: the ABR's first decision), requested once the manifest is in.
+ */
+export type StartRendition = 'lowest' | 'abr';
+export const START_RENDITIONS: readonly StartRendition[] = ['lowest', 'abr'];
+export const DEFAULT_START_RENDITION: StartRendition = 'lowest';
 
 /** mode=live only (see web/README.md, "Live"). */
 export interface LiveParams {
@@ -34,6 +43,9 @@ export interface PlayerParams {
    * server sends older segments first).
    */
   prefetch: boolean;
+  /** `startRendition` (VOD): see StartRendition; parseParams always sets it (absent means
+   * DEFAULT_START_RENDITION, for params built by hand, e.g. live tests). */
+  startRendition?: StartRendition;
   /** `cc`, `cc.*` and `test.*` parameters, in page order, forwarded to the WebTransport URL. */
   forwarded: [string, string][];
   /** Present with mode=live. */
@@ -92,6 +104,7 @@ export function parseParams(search: string | URLSearchParams): ParsedParams {
     bufferS: DEFAULT_BUFFER_S,
     autoplay: true,
     prefetch: false,
+    startRendition: DEFAULT_START_RENDITION,
     forwarded: [],
   };
 
@@ -180,6 +193,14 @@ export function parseParams(search: string | URLSearchParams): ParsedParams {
     // ABR picks each rendition from the throughput of the segment before it, which a
     // pipelined request would measure while queued behind that segment.
     if (params.prefetch && params.mode !== 'fixed') errors.push('prefetch only applies to mode=fixed');
+  }
+
+  const start = query.get('startRendition');
+  if (start !== null) {
+    const value = START_RENDITIONS.find((name) => name === start);
+    if (value === undefined) errors.push(`startRendition: expected ${START_RENDITIONS.join(' or ')}, got ${JSON.stringify(start)}`);
+    else if (params.mode === 'live') errors.push('startRendition only applies to mode=fixed or mode=abr');
+    else params.startRendition = value;
   }
 
   const autoplay = query.get('autoplay');
