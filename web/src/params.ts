@@ -14,7 +14,15 @@ export type Mode = 'fixed' | 'abr' | 'live';
  */
 export type StartRendition = 'lowest' | 'abr';
 export const START_RENDITIONS: readonly StartRendition[] = ['lowest', 'abr'];
-export const DEFAULT_START_RENDITION: StartRendition = 'lowest';
+
+/**
+ * mode=abr starts `lowest` (the ABR's own first choice, minus the manifest round trip);
+ * mode=fixed starts at its bitrate (`abr`), because it promises one rendition: congestion
+ * controllers are compared on the same bytes.
+ */
+export function defaultStartRendition(mode: Mode): StartRendition {
+  return mode === 'fixed' ? 'abr' : 'lowest';
+}
 
 /** mode=live only (see web/README.md, "Live"). */
 export interface LiveParams {
@@ -44,7 +52,7 @@ export interface PlayerParams {
    */
   prefetch: boolean;
   /** `startRendition` (VOD): see StartRendition; parseParams always sets it (absent means
-   * DEFAULT_START_RENDITION, for params built by hand, e.g. live tests). */
+   * defaultStartRendition(mode), for params built by hand, e.g. live tests). */
   startRendition?: StartRendition;
   /** `cc`, `cc.*` and `test.*` parameters, in page order, forwarded to the WebTransport URL. */
   forwarded: [string, string][];
@@ -104,7 +112,6 @@ export function parseParams(search: string | URLSearchParams): ParsedParams {
     bufferS: DEFAULT_BUFFER_S,
     autoplay: true,
     prefetch: false,
-    startRendition: DEFAULT_START_RENDITION,
     forwarded: [],
   };
 
@@ -195,6 +202,7 @@ export function parseParams(search: string | URLSearchParams): ParsedParams {
     if (params.prefetch && params.mode !== 'fixed') errors.push('prefetch only applies to mode=fixed');
   }
 
+  params.startRendition = defaultStartRendition(params.mode);
   const start = query.get('startRendition');
   if (start !== null) {
     const value = START_RENDITIONS.find((name) => name === start);

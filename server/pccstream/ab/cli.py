@@ -36,7 +36,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="controllers, e.g. vivace,bbr,cubic (NAME:key=value for parameters); "
         "the first is the baseline of paired differences",
     )
-    p.add_argument("--scenario", metavar="NAME|FILE", help="emulator scenario (NAME:k=v,...)")
+    p.add_argument(
+        "--scenario",
+        metavar="NAME|FILE",
+        help="emulator scenario (NAME:k=v,...); `none`: no emulator, the player dials the "
+        "server directly on loopback",
+    )
     p.add_argument(
         "--scenario-param",
         action="append",
@@ -91,6 +96,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         default=1,
         metavar="K",
         help="viewers sharing the bottleneck (default 1)",
+    )
+    p.add_argument(
+        "--player",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra player URL parameter (repeatable; part of the design), e.g. "
+        "startRendition=abr",
     )
     p.add_argument("--seed", type=int, default=1, help="schedule and network seed (default 1)")
     p.add_argument(
@@ -198,6 +211,7 @@ def design_from_args(args: argparse.Namespace) -> Design:
         seed=args.seed,
         ladder=ladder,
         target_latency_ms=args.latency if args.mode == "live" else None,
+        player_params=tuple(_parse_kv(args.player, "--player").items()),
     )
 
 
@@ -208,6 +222,13 @@ def _manifest_fits(media: Path, ladder: tuple[int, ...], min_duration_s: float) 
         return False
     have = {r["bitrate_bps"] // 1000 for r in manifest.get("renditions", [])}
     return set(ladder) <= have and float(manifest.get("duration_s", 0)) >= min_duration_s
+
+
+def _is_chunked(media: Path) -> bool:
+    try:
+        return "chunk_frames" in json.loads((media / "manifest.json").read_text())
+    except (OSError, ValueError):
+        return False
 
 
 def cache_dir() -> Path:
@@ -241,7 +262,8 @@ def media_for_ladder(
     if root.is_dir():
         candidates += sorted(root.glob(f"{ladder_name}-*s"))
     for candidate in candidates:
-        if _manifest_fits(candidate, ladder, need_s):
+        # Media from before VOD chunking (no `chunk_frames`) would start a whole segment late.
+        if _manifest_fits(candidate, ladder, need_s) and _is_chunked(candidate):
             return candidate
     duration = int(math.ceil(need_s / 10.0) * 10)
     out = root / f"{ladder_name}-{duration}s"

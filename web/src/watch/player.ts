@@ -3,7 +3,7 @@ import { CmafChunkParser } from '../media/chunks';
 import type { Range } from '../media/ranges';
 import type { SegmentRecord } from '../metrics/types';
 import type { ViewerPlayer } from './viewer';
-import { DEFAULT_START_RENDITION, type PlayerParams } from '../params';
+import { defaultStartRendition, type PlayerParams } from '../params';
 import type { Session } from '../transport/session';
 import type { Response } from '../transport/response';
 import { ThroughputEstimator, chooseRendition, type AbrDecision } from './abr';
@@ -206,7 +206,7 @@ export class Player implements ViewerPlayer {
     };
     // startRendition=lowest: the first segment and its init go out with the manifest.
     let speculative: SegmentDownload | null = null;
-    const startLowest = (this.params.startRendition ?? DEFAULT_START_RENDITION) === 'lowest';
+    const startLowest = (this.params.startRendition ?? defaultStartRendition(this.params.mode)) === 'lowest';
     if (startLowest) {
       void initOf(0);
       speculative = this.download(0, 0);
