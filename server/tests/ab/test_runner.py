@@ -94,3 +94,10 @@ def test_live_player_query_asks_for_the_target_latency():
     query = dict(parse_qsl(player_query(design, Arm("vivace"), 4433)))
     assert query["mode"] == "live" and query["latency"] == "100" and query["bitrate"] == "2500"
     assert "buffer" not in query
+
+
+def test_player_params_follow_the_harness_parameters():
+    design = Design(arms=("cubic",), scenario="none", bitrate_kbps=3000,
+                    player_params=(("startRendition", "lowest"),))
+    pairs = parse_qsl(player_query(design, Arm("cubic"), 4433))
+    assert pairs[-1] == ("startRendition", "lowest")
