@@ -20,6 +20,10 @@ from pccstream.protocol import Kind, Request
 
 log = logging.getLogger("pccstream.session")
 
+# Stream priority of a MANIFEST response: that of segment 1 (segments are -index, served
+# highest first; streams without a priority, such as INIT, come before all of them).
+MANIFEST_PRIORITY = -1
+
 
 @dataclass
 class Body:
@@ -130,3 +134,8 @@ class VodHandler:
             # A player that requests the next segment while the current one downloads
             # (prefetch) needs the current one first: older segments are sent first.
             self.writer.set_stream_priority(stream_id, -request.segment)
+        elif request.kind == Kind.MANIFEST:
+            # A player that starts before the manifest (startRendition=lowest) asks for the
+            # first segment at once; the manifest comes after it (as segment 1 would), so the
+            # first chunk does not wait behind it. Alone on the link it goes out at once.
+            self.writer.set_stream_priority(stream_id, MANIFEST_PRIORITY)

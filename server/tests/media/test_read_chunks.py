@@ -1,5 +1,5 @@
-"""Reading a media segment one CMAF chunk at a time (`read_chunks`), on the vectors the web
-player's chunk parser also checks (shared/vectors/cmaf-chunks.json)."""
+"""Reading a media segment one CMAF chunk at a time (`read_chunks`), and the codec string of an
+init segment, on the vectors the web player also checks (shared/vectors/cmaf-chunks.json)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from pccstream.media.mp4 import RAW_PIECE_BYTES, read_chunks
+from pccstream.media.mp4 import RAW_PIECE_BYTES, parse_init, read_chunks
 from pccstream.paths import REPO_ROOT
 
 VECTORS = json.loads((REPO_ROOT / "shared" / "vectors" / "cmaf-chunks.json").read_text())
@@ -42,3 +42,8 @@ def test_a_file_shorter_than_announced_is_an_error() -> None:
     stream = bytes.fromhex(VECTORS["chunks"][2]["stream"])
     with pytest.raises(ValueError, match="early"):
         list(read_chunks(io.BytesIO(stream[:-5]), len(stream)))
+
+
+@pytest.mark.parametrize("case", VECTORS["init_codecs"], ids=lambda c: c["name"])
+def test_init_codec_vectors(case: dict[str, str]) -> None:
+    assert parse_init(bytes.fromhex(case["init"]), case["name"]).codec == case["codec"]

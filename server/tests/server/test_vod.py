@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 from pccstream.protocol import Kind, Request, Status, decode_response_header, encode_request
 from pccstream.server.session import ViewerSession
-from pccstream.server.vod import Body, WithholdHook, WithholdingLookup, off_the_loop
+from pccstream.server.vod import Body, VodHandler, WithholdHook, WithholdingLookup, off_the_loop
 
 
 class _ThreadRecordingMedia:
@@ -133,3 +133,22 @@ def test_a_body_shorter_than_announced_resets_the_stream() -> None:
     events = _serve([b"a" * 10], length=30)
     assert events[-1][0] == "reset"
     assert not any(e[3] for e in events)  # never a FIN: the viewer sees an error, not a short body
+
+
+def test_the_manifest_goes_out_after_segment_0_and_with_segment_1() -> None:
+    priorities: dict[int, int | None] = {}
+
+    class Recorder:
+        def set_stream_priority(self, stream_id: int, priority: int | None) -> None:
+            priorities[stream_id] = priority
+
+    async def lookup(request: Request) -> Body:
+        return Body.of(b"")
+
+    handler = VodHandler(lookup, Recorder())
+    for stream_id, request in [(0, Request(Kind.MANIFEST, 0, 0)), (4, Request(Kind.INIT, 0, 0)),
+                               (8, Request(Kind.SEGMENT, 0, 0)), (12, Request(Kind.SEGMENT, 0, 1))]:
+        handler.prioritize(stream_id, request)
+    # Higher is served first; INIT has none (before every prioritized stream).
+    assert 4 not in priorities
+    assert (priorities[8], priorities[0], priorities[12]) == (0, -1, -1)

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_BUFFER_S, type PlayerParams } from '../params';
 import { Status, type KindName, type ResponseHeader } from '../protocol';
 import { ServerError, type Response } from '../transport/response';
+import vectors from '../../../shared/vectors/cmaf-chunks.json';
+import { hexToBytes } from '../protocol';
 import { Player, type BufferLike, type PlayerDeps } from './player';
 
 const MIME = 'video/mp4; codecs="avc1.64001f"';
@@ -181,6 +183,32 @@ describe('Player', () => {
     release();
     await running;
     expect(h.appends.filter((a) => a.startsWith('media'))).toEqual(['media 18', 'media 19', 'media 18']);
+  });
+
+  it('startRendition=lowest plays from the init segment\'s codec before the manifest is in', async () => {
+    const realInit = vectors.init_codecs[0];
+    if (!realInit) throw new Error('no init vector');
+    const mime = `video/mp4; codecs="${realInit.codec}"`;
+    const h = harness({ manifest: manifest(3) });
+    h.deps.isTypeSupported = (type) => type === MIME || type === mime;
+    let releaseManifest: () => void = () => undefined;
+    const manifestGate = new Promise<void>((resolve) => (releaseManifest = resolve));
+    const request = h.session.request;
+    h.session.request = async (kind, rendition, segment, onBody) => {
+      if (kind === 'MANIFEST') await manifestGate;
+      const r = await request(kind, rendition, segment, onBody);
+      return kind === 'INIT' && rendition === 0 ? { ...r, body: hexToBytes(realInit.init) as Uint8Array<ArrayBuffer> } : r;
+    };
+    let startedAt: string[] | null = null;
+    const player = new Player(h.session, h.video, params({ mode: 'fixed', bitrateKbps: 800, startRendition: 'lowest' }), { ...hooks, firstMedia: () => (startedAt = [...h.appends]) }, h.deps);
+    const running = player.run();
+    for (let i = 0; i < 50 && startedAt === null; i++) await new Promise((resolve) => setTimeout(resolve, 0));
+    // Playing, with the manifest still withheld: the buffer was opened with the init's codec.
+    expect(startedAt).toEqual([`open ${mime}`, `media ${hexToBytes(realInit.init).length}`, 'media 18']);
+    releaseManifest();
+    await running;
+    expect(player.segments.map((s) => s.rendition)).toEqual([0, 1, 1]);
+    expect(player.renditionAt(1)).toEqual({ rendition: 0, bitrateBps: 300_000 });
   });
 
   it('mode=fixed with a bitrate below the ladder is an error naming the ladder', async () => {

@@ -1,5 +1,6 @@
 import { MediaBuffer } from '../media/buffer';
 import { CmafChunkParser } from '../media/chunks';
+import { mimeOfInit } from '../media/codec';
 import type { Range } from '../media/ranges';
 import type { SegmentRecord } from '../metrics/types';
 import type { ViewerPlayer } from './viewer';
@@ -204,12 +205,16 @@ export class Player implements ViewerPlayer {
       }
       return init;
     };
-    // startRendition=lowest: the first segment and its init go out with the manifest.
+    // startRendition=lowest: the first segment and its init go out with the manifest, and
+    // playback starts from them alone when the init segment names a codec MSE plays.
     let speculative: SegmentDownload | null = null;
+    let early: Promise<BufferLike | null> = Promise.resolve(null);
     const startLowest = (this.params.startRendition ?? defaultStartRendition(this.params.mode)) === 'lowest';
     if (startLowest) {
-      void initOf(0);
+      const init = initOf(0);
       speculative = this.download(0, 0);
+      early = this.startBeforeManifest(init, speculative);
+      early.catch(() => undefined); // awaited below, after the manifest
     }
 
     const response = await manifestResponse;
@@ -240,17 +245,19 @@ export class Player implements ViewerPlayer {
     // ABR chooses among the renditions MSE can play; `ladder[i]` is a manifest index.
     const ladder = renditions.map((_, i) => i).filter((i) => supported[i]);
     const ladderBitrates = ladder.map((i) => renditions[i]?.bitrate_bps ?? 0);
-    const lowest = ladder[0] ?? 0;
-    // Rendition 0 is not playable here: the speculative requests were for nothing.
-    if (speculative !== null && lowest !== 0) speculative = null;
     if (fixed !== null) void initOf(fixed); // ready by the time the fixed rendition starts
+    // Started before the manifest: rendition 0's init and first chunk are in the buffer.
+    const started = await early;
+    // Rendition 0 is not playable here: the speculative requests were for nothing.
+    if (speculative !== null && started === null && ladder[0] !== 0) speculative = null;
+    const lowest = started !== null ? 0 : (ladder[0] ?? 0);
 
     const count = segmentCount(manifest);
     const first = renditions[startLowest ? lowest : (fixed ?? lowest)];
     if (!first) throw new Error('no rendition');
-    this.buffer = await this.deps.openBuffer(first.mime);
+    this.buffer = started ?? (await this.deps.openBuffer(first.mime));
     const buffer = this.buffer;
-    let appendedInit: number | null = null;
+    let appendedInit: number | null = started !== null ? 0 : null;
     let previous: number | null = null;
 
     // prefetch: the next segment's request, issued while the current one downloads.
@@ -294,17 +301,21 @@ export class Player implements ViewerPlayer {
         appendedInit = r;
       }
 
-      let firstChunk = true;
-      for (let chunk = await download.next(); chunk !== null; chunk = await download.next()) {
-        await buffer.append(chunk);
-        if (!firstChunk) continue;
-        firstChunk = false;
-        this.timeline.push({
+      const onTimeline = (): void =>
+        void this.timeline.push({
           start: segment.start_s,
           end: segment.start_s + segment.duration_s,
           rendition: r,
           bitrateBps: rendition.bitrate_bps,
         });
+      // Started before the manifest: its first chunk is already appended and playing.
+      let firstChunk = !(index === 0 && started !== null);
+      if (!firstChunk) onTimeline();
+      for (let chunk = await download.next(); chunk !== null; chunk = await download.next()) {
+        await buffer.append(chunk);
+        if (!firstChunk) continue;
+        firstChunk = false;
+        onTimeline();
         if (index === 0) this.startPlayback(buffer);
       }
       const res = await download.response;
@@ -335,6 +346,26 @@ export class Player implements ViewerPlayer {
     // Awaited when its turn comes; until then a failure must not surface as unhandled.
     download.response.catch(() => undefined);
     return download;
+  }
+
+  /**
+   * startRendition=lowest: open the SourceBuffer with the codec the init segment names, append
+   * it and the first chunk, and start playing, all without the manifest (which takes its own
+   * transfer time on a slow link). Null when the init segment names no codec MSE plays: the
+   * player then starts the usual way, once the manifest is in.
+   */
+  private async startBeforeManifest(init: Promise<Uint8Array<ArrayBuffer>>, download: SegmentDownload): Promise<BufferLike | null> {
+    const data = await init;
+    const mime = mimeOfInit(data);
+    if (mime === null || !this.deps.isTypeSupported(mime)) return null;
+    const buffer = await this.deps.openBuffer(mime);
+    await buffer.append(data, mime);
+    const chunk = await download.next();
+    if (chunk !== null) {
+      await buffer.append(chunk);
+      this.startPlayback(buffer);
+    }
+    return buffer;
   }
 
   /** The first chunk is in: start where the media starts, and let the page press play. */
