@@ -194,8 +194,17 @@ describe('Player', () => {
     let releaseManifest: () => void = () => undefined;
     const manifestGate = new Promise<void>((resolve) => (releaseManifest = resolve));
     const request = h.session.request;
+    let secondChunk: () => void = () => undefined;
     h.session.request = async (kind, rendition, segment, onBody) => {
       if (kind === 'MANIFEST') await manifestGate;
+      if (kind === 'SEGMENT' && segment === 0 && onBody) {
+        // Two chunks, the second a little later: both appended while the manifest is away.
+        onBody(segmentBody(0));
+        await new Promise<void>((resolve) => (secondChunk = resolve));
+        onBody(segmentBody(1));
+        const r = await request(kind, rendition, segment);
+        return { ...r, body: new Uint8Array(0) };
+      }
       const r = await request(kind, rendition, segment, onBody);
       return kind === 'INIT' && rendition === 0 ? { ...r, body: hexToBytes(realInit.init) as Uint8Array<ArrayBuffer> } : r;
     };
@@ -205,6 +214,9 @@ describe('Player', () => {
     for (let i = 0; i < 50 && startedAt === null; i++) await new Promise((resolve) => setTimeout(resolve, 0));
     // Playing, with the manifest still withheld: the buffer was opened with the init's codec.
     expect(startedAt).toEqual([`open ${mime}`, `media ${hexToBytes(realInit.init).length}`, 'media 18']);
+    secondChunk();
+    for (let i = 0; i < 50 && !h.appends.includes('media 19'); i++) await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(h.appends.at(-1)).toBe('media 19'); // the second chunk, with the manifest still away
     releaseManifest();
     await running;
     expect(player.segments.map((s) => s.rendition)).toEqual([0, 1, 1]);

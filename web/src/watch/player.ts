@@ -62,6 +62,15 @@ export interface PlayerHooks {
 
 type SessionLike = Pick<Session, 'request'>;
 
+/** Playback started before the manifest (Player.startBeforeManifest). */
+interface EarlyStart {
+  buffer: BufferLike;
+  /** The first chunk is appended and playback was started. */
+  playing: boolean;
+  /** Appending the rest of the first segment until interrupted. */
+  appending: Promise<void>;
+}
+
 /**
  * One SEGMENT request whose body is cut into CMAF chunks as it arrives (CmafChunkParser).
  * The stream is read at once, even while an earlier segment is still being appended
@@ -103,19 +112,32 @@ export class SegmentDownload {
     );
   }
 
+  private interrupted = false;
+
   private notify(): void {
     const wake = this.wake;
     this.wake = null;
     wake?.();
   }
 
+  /** Make a `next()` waiting for a chunk (or the next call) return 'interrupted' at once. */
+  interrupt(): void {
+    this.interrupted = true;
+    this.notify();
+  }
+
   /**
    * The chunks so far, joined into one append (fewer SourceBuffer updates when several
-   * arrived together), as soon as there is one; null once the body is complete.
+   * arrived together), as soon as there is one; null once the body is complete;
+   * 'interrupted' after `interrupt()` (nothing taken).
    */
-  async next(): Promise<Uint8Array<ArrayBuffer> | null> {
+  async next(): Promise<Uint8Array<ArrayBuffer> | null | 'interrupted'> {
     for (;;) {
       if (this.failure !== null) throw this.failure.error instanceof Error ? this.failure.error : new Error(String(this.failure.error));
+      if (this.interrupted) {
+        this.interrupted = false;
+        return 'interrupted';
+      }
       if (this.ready.length > 0) return joinChunks(this.ready.splice(0));
       if (this.done) return null;
       await new Promise<void>((resolve) => (this.wake = resolve));
@@ -208,7 +230,7 @@ export class Player implements ViewerPlayer {
     // startRendition=lowest: the first segment and its init go out with the manifest, and
     // playback starts from them alone when the init segment names a codec MSE plays.
     let speculative: SegmentDownload | null = null;
-    let early: Promise<BufferLike | null> = Promise.resolve(null);
+    let early: Promise<EarlyStart | null> = Promise.resolve(null);
     const startLowest = (this.params.startRendition ?? defaultStartRendition(this.params.mode)) === 'lowest';
     if (startLowest) {
       const init = initOf(0);
@@ -246,8 +268,14 @@ export class Player implements ViewerPlayer {
     const ladder = renditions.map((_, i) => i).filter((i) => supported[i]);
     const ladderBitrates = ladder.map((i) => renditions[i]?.bitrate_bps ?? 0);
     if (fixed !== null) void initOf(fixed); // ready by the time the fixed rendition starts
-    // Started before the manifest: rendition 0's init and first chunk are in the buffer.
-    const started = await early;
+    // Started before the manifest: rendition 0's init and first chunks are in the buffer;
+    // the loop below takes over appending the rest of segment 0.
+    const earlyStart = await early;
+    if (earlyStart !== null) {
+      speculative?.interrupt();
+      await earlyStart.appending;
+    }
+    const started = earlyStart?.buffer ?? null;
     // Rendition 0 is not playable here: the speculative requests were for nothing.
     if (speculative !== null && started === null && ladder[0] !== 0) speculative = null;
     const lowest = started !== null ? 0 : (ladder[0] ?? 0);
@@ -309,9 +337,10 @@ export class Player implements ViewerPlayer {
           bitrateBps: rendition.bitrate_bps,
         });
       // Started before the manifest: its first chunk is already appended and playing.
-      let firstChunk = !(index === 0 && started !== null);
+      let firstChunk = !(index === 0 && earlyStart?.playing === true);
       if (!firstChunk) onTimeline();
       for (let chunk = await download.next(); chunk !== null; chunk = await download.next()) {
+        if (chunk === 'interrupted') continue;
         await buffer.append(chunk);
         if (!firstChunk) continue;
         firstChunk = false;
@@ -351,21 +380,29 @@ export class Player implements ViewerPlayer {
   /**
    * startRendition=lowest: open the SourceBuffer with the codec the init segment names, append
    * it and the first chunk, and start playing, all without the manifest (which takes its own
-   * transfer time on a slow link). Null when the init segment names no codec MSE plays: the
-   * player then starts the usual way, once the manifest is in.
+   * transfer time on a slow link); then keep appending chunks of the first segment
+   * (`appending`) until the download is interrupted (the manifest is in) or complete. Null when
+   * the init segment names no codec MSE plays: the player then starts once the manifest is in.
    */
-  private async startBeforeManifest(init: Promise<Uint8Array<ArrayBuffer>>, download: SegmentDownload): Promise<BufferLike | null> {
+  private async startBeforeManifest(init: Promise<Uint8Array<ArrayBuffer>>, download: SegmentDownload): Promise<EarlyStart | null> {
     const data = await init;
     const mime = mimeOfInit(data);
     if (mime === null || !this.deps.isTypeSupported(mime)) return null;
     const buffer = await this.deps.openBuffer(mime);
     await buffer.append(data, mime);
-    const chunk = await download.next();
-    if (chunk !== null) {
-      await buffer.append(chunk);
-      this.startPlayback(buffer);
-    }
-    return buffer;
+    const first = await download.next();
+    if (first === null || first === 'interrupted') return { buffer, playing: false, appending: Promise.resolve() };
+    await buffer.append(first);
+    this.startPlayback(buffer);
+    const appending = (async (): Promise<void> => {
+      for (;;) {
+        const chunk = await download.next();
+        if (chunk === null || chunk === 'interrupted') return;
+        await buffer.append(chunk);
+      }
+    })();
+    appending.catch(() => undefined); // awaited once the manifest is in
+    return { buffer, playing: true, appending };
   }
 
   /** The first chunk is in: start where the media starts, and let the page press play. */
