@@ -25,7 +25,7 @@ describe('parseParams', () => {
     expect(parseParams('?mode=fixed&bitrate=3000&startRendition=abr').params.startRendition).toBe('abr');
     expect(parseParams('?startRendition=lowest').params.startRendition).toBe('lowest');
     expect(parseParams('?mode=abr').params.startRendition).toBe('lowest');
-    expect(parseParams('?mode=fixed&bitrate=3000').params.startRendition).toBe('abr');
+    expect(parseParams('?mode=fixed&bitrate=3000').params.startRendition).toBe('lowest');
     expect(parseParams('?mode=fixed&bitrate=3000&startRendition=lowest').params.startRendition).toBe('lowest');
     expect(parseParams('?startRendition=top').errors).toEqual(['startRendition: expected lowest or abr, got "top"']);
     expect(parseParams('?mode=live&startRendition=abr').errors).toEqual(['startRendition only applies to mode=fixed or mode=abr']);

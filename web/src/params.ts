@@ -16,12 +16,17 @@ export type StartRendition = 'lowest' | 'abr';
 export const START_RENDITIONS: readonly StartRendition[] = ['lowest', 'abr'];
 
 /**
- * mode=abr starts `lowest` (the ABR's own first choice, minus the manifest round trip);
- * mode=fixed starts at its bitrate (`abr`), because it promises one rendition: congestion
- * controllers are compared on the same bytes.
+ * Both VOD modes start `lowest`. In mode=abr that is the ABR's own first choice, minus the
+ * manifest round trip. In mode=fixed the first 2 s come at the lowest rung, then the chosen
+ * one: on a link just above the bitrate (video-rttflap: 1.1 x) the lowest rung's segment
+ * arrives ~10 x faster than it plays, so playback starts with a small first chunk and still
+ * has a full segment of cushion, where starting at the chosen bitrate would play from 0.2 s of
+ * buffer growing by 0.1 s per second. `pccstream ab` fixed-mode media usually has the one
+ * rendition (lowest = the chosen one); on media with more rungs, `startRendition=abr` keeps
+ * the chosen rendition from the first segment.
  */
 export function defaultStartRendition(mode: Mode): StartRendition {
-  return mode === 'fixed' ? 'abr' : 'lowest';
+  return mode === 'live' ? 'abr' : 'lowest';
 }
 
 /** mode=live only (see web/README.md, "Live"). */
