@@ -68,11 +68,13 @@ else
 fi
 
 # 5. Default media for the demo and the tests, and 6. the live channel's media: the recipes of
-#    infra/media/recipes.toml (an installed pccstream makes the same on first use).
-if [[ -f media/default/manifest.json ]]; then
+#    infra/media/recipes.toml (an installed pccstream makes the same on first use). The default
+#    media comes in 0.2 s CMAF chunks (docs/media.md); media from before chunking (no
+#    "chunk_frames" in its manifest) is made again.
+if [[ -f media/default/manifest.json ]] && grep -q '"chunk_frames"' media/default/manifest.json; then
   step "default media present (media/default)"
 else
-  step "making default media (media/default: recipe 'default' of infra/media/recipes.toml)"
+  step "making default media (media/default: recipe 'default' of infra/media/recipes.toml, 0.2 s chunks)"
   .venv/bin/pccstream media recipe default --out media/default --force
 fi
 # The live ladder lines up with the default VOD ladder (240p, 360p, 480p, 720p) plus 2500k at

@@ -13,7 +13,7 @@ OUT="${3:-results/cluster-timing}"
 mkdir -p "$OUT"
 rm -f "$OUT"/serial.sqlite* "$OUT"/cluster.sqlite* "$OUT"/scheduler.json
 PCC=.venv/bin/pccstream
-DESIGN=(--arms vivace,cubic --scenario const-12mbps-30ms-1bdp --bitrate 750 --runs "$RUNS"
+DESIGN=(--cc vivace,cubic --scenario const-12mbps-30ms-1bdp --bitrate 750 --runs "$RUNS"
         --duration "$DURATION" --seed 18 --media media/default)
 
 now() { date +%s.%N; }

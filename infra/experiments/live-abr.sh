@@ -31,7 +31,7 @@ for s in "${scenarios[@]}"; do
   dbs+=("$db")
   echo "== $s: $ARMS, live ABR up to $BITRATE_KBPS kbit/s, target $LATENCY_MS ms, $RUNS blocks x $DURATION s -> $db"
   echo "$s start $(date -u +%T) $(cat /proc/loadavg)" >>"$OUT/live-abr-loads.txt"
-  $P ab --mode live --abr --arms "$ARMS" --scenario "$s" --bitrate "$BITRATE_KBPS" \
+  $P ab --mode live --abr --cc "$ARMS" --scenario "$s" --bitrate "$BITRATE_KBPS" \
     --latency "$LATENCY_MS" --runs "$RUNS" --duration "$DURATION" --db "$db" --resume \
     "${load_args[@]}"
   echo "$s end $(date -u +%T) $(cat /proc/loadavg)" >>"$OUT/live-abr-loads.txt"

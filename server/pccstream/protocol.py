@@ -39,6 +39,8 @@ class Kind(enum.IntEnum):
 LIVE_EDGE = 0xFFFF_FFFF
 # WebTransport application error code of a group stream reset because it was superseded.
 LIVE_SUPERSEDED = 1
+# ... of a VOD response stream reset because the body failed after its header was sent.
+VOD_BODY_FAILED = 2
 
 
 class Status(enum.IntEnum):

@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 
 from pccstream.media.manifest import ManifestError, load_manifest
-from pccstream.paths import REPO_ROOT
+from tests.checkout import REPO_ROOT
 
 SHARED = REPO_ROOT / "shared"
 SCHEMA = json.loads((SHARED / "schemas" / "manifest.schema.json").read_text())

@@ -13,8 +13,8 @@ import pytest
 
 from pccstream.cc.registry import create_controller
 from pccstream.cc.sim import Link, Simulator
-from pccstream.paths import REPO_ROOT
 from pccstream.server.telemetry_publisher import compact_record
+from tests.checkout import REPO_ROOT
 
 SCHEMA = json.loads((REPO_ROOT / "shared" / "schemas" / "telemetry.schema.json").read_text())
 VECTORS = json.loads((REPO_ROOT / "shared" / "vectors" / "telemetry.json").read_text())

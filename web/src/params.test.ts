@@ -16,8 +16,19 @@ describe('parseParams', () => {
       bufferS: DEFAULT_BUFFER_S,
       autoplay: true,
       prefetch: false,
+      startRendition: 'lowest',
       forwarded: [],
     });
+  });
+
+  it('reads startRendition for VOD only', () => {
+    expect(parseParams('?mode=fixed&bitrate=3000&startRendition=abr').params.startRendition).toBe('abr');
+    expect(parseParams('?startRendition=lowest').params.startRendition).toBe('lowest');
+    expect(parseParams('?mode=abr').params.startRendition).toBe('lowest');
+    expect(parseParams('?mode=fixed&bitrate=3000').params.startRendition).toBe('lowest');
+    expect(parseParams('?mode=fixed&bitrate=3000&startRendition=lowest').params.startRendition).toBe('lowest');
+    expect(parseParams('?startRendition=top').errors).toEqual(['startRendition: expected lowest or abr, got "top"']);
+    expect(parseParams('?mode=live&startRendition=abr').errors).toEqual(['startRendition only applies to mode=fixed or mode=abr']);
   });
 
   it('prefetches in fixed mode unless told not to', () => {

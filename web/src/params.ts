@@ -6,6 +6,28 @@
 import { MAX_LIVE_KEEP_MS, forwardedPrefixes, pageParameters } from './contracts';
 
 export type Mode = 'fixed' | 'abr' | 'live';
+/**
+ * VOD: the rendition of the first segment. `lowest`: the lowest rendition, requested together
+ * with the manifest (index 0: the manifest lists renditions ascending), so the first chunk is
+ * small and nothing waits for the manifest; `abr`: the mode's own choice (fixed: the chosen
+ * bitrate; abr: the ABR's first decision), requested once the manifest is in.
+ */
+export type StartRendition = 'lowest' | 'abr';
+export const START_RENDITIONS: readonly StartRendition[] = ['lowest', 'abr'];
+
+/**
+ * Both VOD modes start `lowest`. In mode=abr that is the ABR's own first choice, minus the
+ * manifest round trip. In mode=fixed the first 2 s come at the lowest rung, then the chosen
+ * one: on a link just above the bitrate (video-rttflap: 1.1 x) the lowest rung's segment
+ * arrives ~10 x faster than it plays, so playback starts with a small first chunk and still
+ * has a full segment of cushion, where starting at the chosen bitrate would play from 0.2 s of
+ * buffer growing by 0.1 s per second. `pccstream ab` fixed-mode media usually has the one
+ * rendition (lowest = the chosen one); on media with more rungs, `startRendition=abr` keeps
+ * the chosen rendition from the first segment.
+ */
+export function defaultStartRendition(mode: Mode): StartRendition {
+  return mode === 'live' ? 'abr' : 'lowest';
+}
 
 /** mode=live only (see web/README.md, "Live"). */
 export interface LiveParams {
@@ -36,6 +58,9 @@ export interface PlayerParams {
    * server sends older segments first).
    */
   prefetch: boolean;
+  /** `startRendition` (VOD): see StartRendition; parseParams always sets it (absent means
+   * defaultStartRendition(mode), for params built by hand, e.g. live tests). */
+  startRendition?: StartRendition;
   /** `cc`, `cc.*` and `test.*` parameters, in page order, forwarded to the WebTransport URL. */
   forwarded: [string, string][];
   /** Present with mode=live. */
@@ -183,6 +208,15 @@ export function parseParams(search: string | URLSearchParams): ParsedParams {
     // ABR picks each rendition from the throughput of the segment before it, which a
     // pipelined request would measure while queued behind that segment.
     if (params.prefetch && params.mode !== 'fixed') errors.push('prefetch only applies to mode=fixed');
+  }
+
+  params.startRendition = defaultStartRendition(params.mode);
+  const start = query.get('startRendition');
+  if (start !== null) {
+    const value = START_RENDITIONS.find((name) => name === start);
+    if (value === undefined) errors.push(`startRendition: expected ${START_RENDITIONS.join(' or ')}, got ${JSON.stringify(start)}`);
+    else if (params.mode === 'live') errors.push('startRendition only applies to mode=fixed or mode=abr');
+    else params.startRendition = value;
   }
 
   const autoplay = query.get('autoplay');

@@ -49,7 +49,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     deprecated_alias(p, "--arms", new="--cc", dest="cc")
     add_scenario(
         p,
-        help_extra="--bitrate and --viewers fill the scenario's bitrate_kbps and viewers "
+        help_extra="`none`: no emulator, the player dials the server directly on loopback; "
+        "--bitrate and --viewers fill the scenario's bitrate_kbps and viewers "
         "when it declares them",
     )
     deprecated_alias(
@@ -105,6 +106,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         default=1,
         metavar="K",
         help="viewers sharing the bottleneck (default 1)",
+    )
+    p.add_argument(
+        "--player",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra player URL parameter (repeatable; part of the design), e.g. "
+        "startRendition=abr",
     )
     add_seed(p, help="schedule and network seed (default 1)")
     p.add_argument(
@@ -235,6 +244,7 @@ def design_from_args(args: argparse.Namespace) -> Design:
         ladder=ladder,
         target_latency_ms=args.latency if args.mode == "live" else None,
         live_abr=bool(getattr(args, "abr", False)),
+        player_params=tuple(dict(parse_param(item, "--player") for item in args.player).items()),
     )
 
 
@@ -245,6 +255,13 @@ def _manifest_fits(media: Path, ladder: tuple[int, ...], min_duration_s: float) 
         return False
     have = {r["bitrate_bps"] // 1000 for r in manifest.get("renditions", [])}
     return set(ladder) <= have and float(manifest.get("duration_s", 0)) >= min_duration_s
+
+
+def _is_chunked(media: Path) -> bool:
+    try:
+        return "chunk_frames" in json.loads((media / "manifest.json").read_text())
+    except (OSError, ValueError):
+        return False
 
 
 def cache_dir() -> Path:
@@ -278,7 +295,8 @@ def media_for_ladder(
     if root.is_dir():
         candidates += sorted(root.glob(f"{ladder_name}-*s"))
     for candidate in candidates:
-        if _manifest_fits(candidate, ladder, need_s):
+        # Media from before VOD chunking (no `chunk_frames`) would start a whole segment late.
+        if _manifest_fits(candidate, ladder, need_s) and _is_chunked(candidate):
             return candidate
     duration = int(math.ceil(need_s / 10.0) * 10)
     out = root / f"{ladder_name}-{duration}s"

@@ -22,6 +22,12 @@ from pccstream.emulator.scenario import load_scenario, parse_name_and_params
 from pccstream.errors import UserError
 
 MODES = ("fixed", "abr", "live")
+# `--scenario none`: no emulator, the player dials the server directly on loopback.
+NO_EMULATOR = "none"
+# Player URL parameters the harness sets itself (player_query); `--player` may not override.
+HARNESS_PLAYER_PARAMS = frozenset(
+    {"server", "certHash", "cc", "mode", "buffer", "bitrate", "latency", "dashboard"}
+)
 # The WebRTC reference arm (libwebrtc in Chromium, its own congestion control): live mode only.
 WEBRTC_ARM = "webrtc"
 DEFAULT_TARGET_LATENCY_MS = 1000
@@ -89,6 +95,9 @@ class Design:
     # Live mode: the player's live ABR picks renditions up to `bitrate_kbps` (`--abr`). Left
     # out of the design's JSON when off, so earlier live experiments keep their ids.
     live_abr: bool = False
+    # Extra player URL parameters (`--player KEY=VALUE`, e.g. startRendition=abr); left out of
+    # the design's JSON when empty, so earlier experiments keep their ids.
+    player_params: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if not self.arms:
@@ -101,6 +110,8 @@ class Design:
             raise UserError(f"--mode {self.mode!r}: expected one of {', '.join(MODES)}")
         if self.mode in ("fixed", "live") and not self.bitrate_kbps:
             raise UserError(f"--mode {self.mode} needs --bitrate KBPS")
+        if WEBRTC_ARM in self.arms and self.scenario == NO_EMULATOR:
+            raise UserError("--arms webrtc needs an emulated link (--scenario none has none)")
         if WEBRTC_ARM in self.arms and self.mode != "live":
             raise UserError("--arms webrtc: the WebRTC arm is live video; use --mode live")
         if self.mode == "live":
@@ -118,6 +129,12 @@ class Design:
             raise UserError(f"--viewers {self.viewers}: must be at least 1")
         if not self.buffer_s > 0:
             raise UserError(f"--buffer {self.buffer_s}: must be > 0 seconds")
+        for key, _ in self.player_params:
+            if key in HARNESS_PLAYER_PARAMS or key.startswith("cc."):
+                raise UserError(
+                    f"--player {key}=...: the harness sets {key} itself (use the matching "
+                    "ab option)"
+                )
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -128,6 +145,10 @@ class Design:
             del data["target_latency_ms"]
         if not data["live_abr"]:
             del data["live_abr"]
+        if self.player_params:
+            data["player_params"] = [list(pair) for pair in self.player_params]
+        else:
+            del data["player_params"]
         return data
 
     def canonical_json(self) -> str:
@@ -153,6 +174,9 @@ class Design:
             ladder=tuple(int(x) for x in data.get("ladder") or ()),
             target_latency_ms=data.get("target_latency_ms"),
             live_abr=bool(data.get("live_abr", False)),
+            player_params=tuple(
+                (str(k), str(v)) for k, v in data.get("player_params") or ()
+            ),
         )
 
     @property
@@ -170,6 +194,8 @@ class Design:
             text += " (abr)"
         if self.viewers > 1:
             text += f" x{self.viewers} viewers"
+        if self.player_params:
+            text += " [" + ",".join(f"{k}={v}" for k, v in self.player_params) + "]"
         return text
 
 
@@ -186,8 +212,13 @@ def resolve_scenario(
     scenario: str, params: dict[str, str], bitrate_kbps: int | None, viewers: int
 ) -> tuple[str, dict[str, str]]:
     """Split inline `NAME:k=v` params off, feed `--bitrate`/`--viewers` to the scenario when it
-    declares `bitrate_kbps`/`viewers` (explicit params win), and check that it loads."""
+    declares `bitrate_kbps`/`viewers` (explicit params win), and check that it loads.
+    `none` (NO_EMULATOR) takes no parameters."""
     name, inline = parse_name_and_params(scenario)
+    if name == NO_EMULATOR:
+        if inline or params:
+            raise UserError("--scenario none (no emulator) takes no scenario parameters")
+        return name, {}
     merged = {**inline, **params}
     declared = load_scenario(name, merged).params
     if "bitrate_kbps" in declared and "bitrate_kbps" not in merged and bitrate_kbps:

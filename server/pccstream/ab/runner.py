@@ -25,7 +25,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from pccstream import __version__
-from pccstream.ab.design import Arm, Design, Slot
+from pccstream.ab.design import NO_EMULATOR, Arm, Design, Slot
 from pccstream.contracts import metric, page_query
 from pccstream.emulator.analyze import DirectionLog, analyze, parse_log
 from pccstream.emulator.relay import EmulatorProcess
@@ -60,6 +60,7 @@ class Runner(Protocol):
 
 
 def player_query(design: Design, arm: Arm, emulator_port: int) -> str:
+    """The page's query; `emulator_port` is the server's own QUIC port with `--scenario none`."""
     params: list[tuple[str, str]] = [
         ("server", f"https://127.0.0.1:{emulator_port}/stream"),
         ("cc", arm.cc),
@@ -76,6 +77,7 @@ def player_query(design: Design, arm: Arm, emulator_port: int) -> str:
         params.append(("buffer", f"{design.buffer_s:g}"))
     if design.mode in ("fixed", "live"):
         params.append(("bitrate", str(design.bitrate_kbps)))
+    params.extend(design.player_params)
     return page_query("player", params)
 
 
@@ -237,8 +239,11 @@ class BrowserRunner:
         try:
             with endpoint_priority():  # the server inherits it (see endpoint_priority)
                 info = await server.start()
-            emulator = self._emulator(design, slot, info["quic_port"], log)
-            port = await emulator.start()
+            if design.scenario == NO_EMULATOR:
+                port = int(info["quic_port"])
+            else:
+                emulator = self._emulator(design, slot, info["quic_port"], log)
+                port = await emulator.start()
             url = f"{info['page_url'].split('?')[0]}?{player_query(design, arm, port)}"
             setup_s = time.monotonic() - started.wall
             play_start = time.monotonic()
@@ -274,7 +279,7 @@ class BrowserRunner:
         if all(v is None or (v.get("error") and not v.get("segments")) for v in viewers):
             errors = "; ".join(str(v.get("error")) for v in viewers if v)
             raise RunFailed(f"{slot.arm} (block {slot.block}): no viewer got media: {errors}")
-        link, down = self._link(log)
+        link, down = self._link(log) if emulator is not None else ({}, DirectionLog())
         record = self._record(
             design, slot, started, log, viewers=viewers, link=link, down=down,
             player_series=series, telemetry=telemetry, cpu_s=cpu_s,
@@ -409,7 +414,11 @@ class BrowserRunner:
                 "slot": {"index": slot.index, "block": slot.block, "position": slot.position},
                 **arm_config,
                 "network_seed": slot.network_seed,
-                "scenario": load_scenario(design.scenario, design.scenario_params).summary(),
+                "scenario": (
+                    {"name": NO_EMULATOR}
+                    if design.scenario == NO_EMULATOR
+                    else load_scenario(design.scenario, design.scenario_params).summary()
+                ),
                 "media": media_summary(self.media),
                 "log": str(log) if self.keep_logs else None,
                 **{key: round(value, 3) for key, value in timings.items()},

@@ -47,10 +47,11 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--chunk-frames",
         type=int,
-        default=0,
+        default=None,
         metavar="N",
-        help="frames per CMAF chunk (moof+mdat) inside a segment; 1 for low-latency live "
-        "(default 0: one chunk per segment)",
+        help="frames per CMAF chunk (moof+mdat) inside a segment; 1 for low-latency live, "
+        "0 for one chunk per segment (default: the most frames that divide the segment and "
+        "last at most 0.2 s, e.g. 6 at 30 fps)",
     )
     parser.add_argument("--codec", default="h264", choices=CODECS, help="default h264")
     parser.add_argument("--fps", default="30", help="output frame rate (default 30)")

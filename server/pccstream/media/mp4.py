@@ -9,6 +9,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import BinaryIO
 
 from pccstream.errors import UserError
 
@@ -206,6 +207,56 @@ def fragments(data: bytes) -> list[tuple[int, int]]:
         start = boxes[i - 1][2] if i else 0  # top-level boxes are contiguous
         out.append((start, boxes[i + 1][2]))
     return out
+
+
+# Pieces of a segment that is not a sequence of MP4 boxes (read_chunks).
+RAW_PIECE_BYTES = 64 * 1024
+
+
+def read_chunks(file: BinaryIO, length: int) -> Iterator[bytes]:
+    """The first `length` bytes of a media segment file, one CMAF chunk at a time: each piece
+    ends with an `mdat` (boxes before a `moof`, such as styp, sidx, prft, travel with it), and
+    whatever follows the last mdat is one last piece. Reads only what it yields, so a server
+    sends the first chunk without reading the rest. From a box header that does not fit in
+    `length` on, the bytes are not boxes and go out in RAW_PIECE_BYTES pieces. Raises
+    ValueError if the file is shorter than `length`."""
+    pending: list[bytes] = []
+    pos = 0
+    while pos < length:
+        head = _read_exactly(file, min(8, length - pos))
+        size, kind = struct.unpack(">I4s", head) if len(head) == 8 else (0, b"")
+        if size == 1 and pos + 16 <= length:
+            head += _read_exactly(file, 8)
+            (size,) = struct.unpack(">Q", head[8:])
+        elif size == 0 and kind:
+            size = length - pos
+        if len(head) < 8 or size < len(head) or pos + size > length:
+            yield from _raw_pieces(file, b"".join(pending) + head, length - pos - len(head))
+            return
+        pending += [head, _read_exactly(file, size - len(head))]
+        pos += size
+        if kind == b"mdat":
+            yield b"".join(pending)
+            pending = []
+    if pending:
+        yield b"".join(pending)
+
+
+def _raw_pieces(file: BinaryIO, first: bytes, remaining: int) -> Iterator[bytes]:
+    piece = first
+    while remaining > 0 or piece:
+        take = min(remaining, max(0, RAW_PIECE_BYTES - len(piece)))
+        piece += _read_exactly(file, take)
+        remaining -= take
+        yield piece
+        piece = b""
+
+
+def _read_exactly(file: BinaryIO, n: int) -> bytes:
+    data = file.read(n)
+    if len(data) != n:
+        raise ValueError(f"file ended {n - len(data)} bytes early")
+    return data
 
 
 def tfdt_value_offset(fragment: bytes) -> int:

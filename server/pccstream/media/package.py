@@ -71,7 +71,7 @@ def make_settings(
     codec: str,
     fps_text: str,
     segment_text: str,
-    chunk_frames: int = 0,
+    chunk_frames: int | None = None,
 ) -> EncodeSettings:
     if codec not in CODECS:
         raise UserError(f"--codec {codec!r}: expected one of {', '.join(CODECS)}")
@@ -86,6 +86,8 @@ def make_settings(
             f"--segment-seconds {segment_text} at --fps {fps_text} is "
             f"{float(frames):g} frames; it must be a whole number of frames"
         )
+    if chunk_frames is None:
+        chunk_frames = default_chunk_frames(frames.numerator, fps)
     if chunk_frames < 0 or (chunk_frames and frames.numerator % chunk_frames):
         raise UserError(
             f"--chunk-frames {chunk_frames}: must be 0 (whole segments) or divide the "
@@ -94,6 +96,19 @@ def make_settings(
     return EncodeSettings(
         rungs=rungs, codec=codec, fps=fps, segment_seconds=seg, chunk_frames=chunk_frames
     )
+
+
+# Video on demand: CMAF chunks of at most this long (docs/media.md, "Chunks"). The player
+# starts once the first chunk is appended, and the stall threshold is 0.1 s of buffer, so a
+# chunk must hold more than that; 0.2 s keeps the first chunk (keyframe + 5 frames) small and
+# costs ~100 bytes of moof per chunk (< 1 % of the 300 kbit/s rung).
+VOD_CHUNK_SECONDS = Fraction(1, 5)
+
+
+def default_chunk_frames(segment_frames: int, fps: Fraction) -> int:
+    """The most frames per chunk that divide the segment and last at most VOD_CHUNK_SECONDS."""
+    limit = max(1, int(VOD_CHUNK_SECONDS * fps))
+    return max(n for n in range(1, limit + 1) if segment_frames % n == 0)
 
 
 def _num(value: Fraction) -> str:

@@ -21,14 +21,19 @@ from pccstream import __version__, protocol
 from pccstream.protocol import Kind, ProtocolError, Request, Status
 from pccstream.server.live import LiveChannel
 from pccstream.server.live_handler import LIVE_KINDS, LiveHandler
-from pccstream.server.live_subscription import GroupWriter, LiveSubscription
+from pccstream.server.live_subscription import (
+    GroupWriter,
+    LiveSubscription,
+    webtransport_error_code,
+)
 from pccstream.server.telemetry_publisher import TelemetryPublisher
 from pccstream.server.vod import (
     MediaLookup,
     VodHandler,
     WithholdHook,
     WithholdingLookup,
-    read_off_the_loop,
+    off_the_loop,
+    read_pieces,
 )
 
 log = logging.getLogger("pccstream.session")
@@ -99,7 +104,7 @@ class ViewerSession:
             session_id=self.session_id, writer=self.writer, counters=self.counters,
             source=self.telemetry_source, interval_s=self.telemetry_interval_s,
             elapsed_ms=self.elapsed_ms, encoding=self.telemetry_encoding)
-        lookup = read_off_the_loop(self.media)
+        lookup = off_the_loop(self.media)
         if self.withhold is not None:
             lookup = WithholdingLookup(lookup, self.withhold, session_id=self.session_id)
         self.vod = VodHandler(lookup, self.writer)
@@ -206,9 +211,40 @@ class ViewerSession:
             return
         if self._closed:
             return
-        self.counters.media_bytes += len(body)
         self.vod.prioritize(stream_id, request)
-        self._answer(stream_id, request, body)
+        header = protocol.ResponseHeader(
+            Status.OK, int(request.kind), request.rendition, request.segment, body.length,
+            _now_us())
+        self.writer.send(stream_id, protocol.encode_response_header(header), False)
+        # Each piece (a CMAF chunk of a segment) goes out as soon as it is read.
+        sent = 0
+        try:
+            async for piece in read_pieces(body):
+                if self._closed:
+                    return
+                if sent + len(piece) > body.length:
+                    raise ValueError(f"more than the {body.length} bytes announced")
+                self.writer.send(stream_id, piece, False)
+                self.writer.flush()
+                sent += len(piece)
+                self.counters.media_bytes += len(piece)
+            if sent != body.length:
+                raise ValueError(f"{sent} of the {body.length} bytes announced")
+            self.writer.send(stream_id, b"", True)
+            self.writer.flush()
+        except Exception as exc:
+            if self._closed:
+                return
+            # The header is out, so no error status can follow: end the stream abruptly.
+            log.error("session %s: %r failed after %d bytes: %s", self.unique_id, request,
+                      sent, exc)
+            self.counters.errors += 1
+            try:
+                self.writer.reset_stream(
+                    stream_id, webtransport_error_code(protocol.VOD_BODY_FAILED))
+                self.writer.flush()
+            except Exception:  # the stream is already gone (e.g. the viewer stopped it)
+                log.debug("session %s: could not reset stream %d", self.unique_id, stream_id)
 
     def _answer(self, stream_id: int, request: Request, body: bytes) -> None:
         self.writer.send(

@@ -1,16 +1,18 @@
 """A session's VOD requests: MANIFEST, INIT and SEGMENT, answered from the media directory.
 
-Disk reads run in a worker thread (`read_off_the_loop`): a segment of the 95 Mbit/s rendition
-is 24 MB, and reading it on the event loop would stall every connection's pacing. The test
-hook that withholds data (`WithholdingLookup`) wraps the lookup, so the serving path has no
-test-only branch.
+A segment is sent one CMAF chunk (moof + mdat) at a time, each written to the request stream
+as soon as it is read: the player appends the first chunk and starts playing while the rest
+of the segment is on its way, and the server never holds a whole segment (24 MB at 95
+Mbit/s). Disk reads run in a worker thread (`off_the_loop`), so reading never stalls
+another connection's pacing. The test hook that withholds data (`WithholdingLookup`) wraps
+the lookup, so the serving path has no test-only branch.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -18,15 +20,40 @@ from pccstream.protocol import Kind, Request
 
 log = logging.getLogger("pccstream.session")
 
+# Stream priority of a MANIFEST response: that of segment 1 (segments are -index, served
+# highest first; streams without a priority, such as INIT, come before all of them).
+MANIFEST_PRIORITY = -1
+
+
+@dataclass
+class Body:
+    """A response body: its length (the response header comes first) and its bytes, in
+    pieces read on demand (blocking reads: iterate them off the event loop)."""
+
+    length: int
+    pieces: Iterator[bytes]
+
+    @classmethod
+    def of(cls, data: bytes) -> Body:
+        return cls(len(data), iter((data,) if data else ()))
+
+    def read_all(self) -> bytes:
+        """Every piece joined, checked against `length` (tests, small bodies)."""
+        data = b"".join(self.pieces)
+        if len(data) != self.length:
+            raise ValueError(f"body has {len(data)} bytes, expected {self.length}")
+        return data
+
+
 # The body for a request, or raise `ProtocolError`.
-AsyncMediaLookup = Callable[[Request], Awaitable[bytes]]
+AsyncMediaLookup = Callable[[Request], Awaitable[Body]]
 
 
 class MediaLookup(Protocol):
     """What a session needs from the media directory."""
 
-    def read(self, request: Request) -> bytes:
-        """The body for a request, or raise `ProtocolError`."""
+    def body(self, request: Request) -> Body:
+        """The body for a request (its pieces not yet read), or raise `ProtocolError`."""
         ...
 
 
@@ -34,11 +61,23 @@ class PriorityWriter(Protocol):
     def set_stream_priority(self, stream_id: int, priority: int | None) -> None: ...
 
 
-def read_off_the_loop(media: MediaLookup) -> AsyncMediaLookup:
-    async def read(request: Request) -> bytes:
-        return await asyncio.to_thread(media.read, request)
+def off_the_loop(media: MediaLookup) -> AsyncMediaLookup:
+    async def lookup(request: Request) -> Body:
+        return await asyncio.to_thread(media.body, request)
 
-    return read
+    return lookup
+
+
+async def read_pieces(body: Body) -> AsyncIterator[bytes]:
+    """The body's pieces, each read in a worker thread; the reader is closed when the
+    iteration stops early (a closed session)."""
+    try:
+        while (piece := await asyncio.to_thread(next, body.pieces, None)) is not None:
+            yield piece
+    finally:
+        close = getattr(body.pieces, "close", None)
+        if close is not None:
+            close()
 
 
 @dataclass(frozen=True)
@@ -60,7 +99,7 @@ class WithholdingLookup:
         self._until: float | None = None
         self._done = False
 
-    async def __call__(self, request: Request) -> bytes:
+    async def __call__(self, request: Request) -> Body:
         delay = self._delay(request)
         if delay > 0:
             await asyncio.sleep(delay)
@@ -87,7 +126,7 @@ class VodHandler:
         self.lookup = lookup
         self.writer = writer
 
-    async def body(self, request: Request) -> bytes:
+    async def body(self, request: Request) -> Body:
         return await self.lookup(request)
 
     def prioritize(self, stream_id: int, request: Request) -> None:
@@ -95,3 +134,8 @@ class VodHandler:
             # A player that requests the next segment while the current one downloads
             # (prefetch) needs the current one first: older segments are sent first.
             self.writer.set_stream_priority(stream_id, -request.segment)
+        elif request.kind == Kind.MANIFEST:
+            # A player that starts before the manifest (startRendition=lowest) asks for the
+            # first segment at once; the manifest comes after it (as segment 1 would), so the
+            # first chunk does not wait behind it. Alone on the link it goes out at once.
+            self.writer.set_stream_priority(stream_id, MANIFEST_PRIORITY)

@@ -151,3 +151,22 @@ def test_live_abr_designs_are_live_only_and_keep_earlier_ids():
     assert "live ABR up to 2500 kbit/s, target 1000 ms" in design.scenario_label
     with pytest.raises(UserError, match="--abr is live ABR"):
         make(mode="fixed", bitrate_kbps=3000, live_abr=True)
+
+
+def test_player_params_are_part_of_the_design_and_old_ids_stay():
+    plain = make()
+    assert "player_params" not in plain.to_dict()
+    start_abr = make(player_params=(("startRendition", "abr"),))
+    assert start_abr.experiment_id != plain.experiment_id
+    assert Design.from_dict(start_abr.to_dict()) == start_abr
+    assert "[startRendition=abr]" in start_abr.scenario_label
+    with pytest.raises(UserError, match="sets bitrate itself"):
+        make(player_params=(("bitrate", "100"),))
+
+
+def test_scenario_none_runs_without_an_emulator():
+    assert resolve_scenario("none", {}, 3000, 1) == ("none", {})
+    with pytest.raises(UserError, match="no scenario parameters"):
+        resolve_scenario("none:rtt_ms=5", {}, 3000, 1)
+    with pytest.raises(UserError, match="emulated link"):
+        make(arms=("vivace", "webrtc"), scenario="none", mode="live", bitrate_kbps=2500)

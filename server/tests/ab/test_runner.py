@@ -117,3 +117,10 @@ def test_mean_frame_height_averages_the_samples_with_a_picture():
               [{"frame_height": 0}]]
     assert mean_frame_height(series) == 540.0
     assert mean_frame_height([[{"t_s": 1.0}]]) is None
+
+
+def test_player_params_follow_the_harness_parameters():
+    design = Design(arms=("cubic",), scenario="none", bitrate_kbps=3000,
+                    player_params=(("startRendition", "lowest"),))
+    pairs = parse_qsl(player_query(design, Arm("cubic"), 4433))
+    assert pairs[-1] == ("startRendition", "lowest")

@@ -55,6 +55,10 @@ def test_smoke_ab_stores_runs_and_reports(tmp_path: Path):
             "15",
             "--media",
             str(MEDIA),
+            # media/default has four rungs: keep the fixed one from the first segment, so the
+            # mean bitrate is exactly it.
+            "--player",
+            "startRendition=abr",
             "--db",
             str(db),
         ],

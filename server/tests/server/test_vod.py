@@ -1,37 +1,39 @@
-"""The VOD handler's media lookup: reads off the event loop, and the withhold test hook as a
-wrapper around the lookup."""
+"""The VOD handler's media lookup: reads off the event loop, the withhold test hook as a
+wrapper around the lookup, and segments written chunk by chunk as they are read."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Iterator
 
-from pccstream.protocol import Kind, Request
-from pccstream.server.vod import WithholdHook, WithholdingLookup, read_off_the_loop
+from pccstream.protocol import Kind, Request, Status, decode_response_header, encode_request
+from pccstream.server.session import ViewerSession
+from pccstream.server.vod import Body, VodHandler, WithholdHook, WithholdingLookup, off_the_loop
 
 
 class _ThreadRecordingMedia:
     def __init__(self) -> None:
         self.threads: list[int] = []
 
-    def read(self, request: Request) -> bytes:
+    def body(self, request: Request) -> Body:
         self.threads.append(threading.get_ident())
-        return b"x" * request.segment
+        return Body.of(b"x" * request.segment)
 
 
 def test_disk_reads_run_off_the_event_loop_thread() -> None:
     media = _ThreadRecordingMedia()
 
     async def scenario() -> bytes:
-        return await read_off_the_loop(media)(Request(Kind.SEGMENT, 0, 3))
+        return (await off_the_loop(media)(Request(Kind.SEGMENT, 0, 3))).read_all()
 
     assert asyncio.run(scenario()) == b"xxx"
     assert media.threads and media.threads[0] != threading.get_ident()
 
 
 def test_withholding_starts_at_the_segment_and_holds_every_body_once() -> None:
-    async def lookup(request: Request) -> bytes:
-        return bytes([request.segment])
+    async def lookup(request: Request) -> Body:
+        return Body.of(bytes([request.segment]))
 
     async def scenario() -> list[tuple[int, float]]:
         loop = asyncio.get_running_loop()
@@ -41,7 +43,7 @@ def test_withholding_starts_at_the_segment_and_holds_every_body_once() -> None:
         timings = []
         for kind, segment in [(Kind.SEGMENT, 1), (Kind.SEGMENT, 2), (Kind.MANIFEST, 0),
                               (Kind.SEGMENT, 5)]:
-            body = await withheld(Request(kind, 0, segment))
+            body = (await withheld(Request(kind, 0, segment))).read_all()
             timings.append((body[0], loop.time() - start))
         return timings
 
@@ -50,3 +52,103 @@ def test_withholding_starts_at_the_segment_and_holds_every_body_once() -> None:
     assert timings[0][1] < 0.1  # before the hook's segment: at once
     assert 0.19 <= timings[1][1] < 0.4  # the hook's segment waits the whole window
     assert timings[3][1] - timings[1][1] < 0.1  # once: later bodies are not held again
+
+
+class _Writer:
+    """Records what the session writes, in order."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, int, bytes, bool]] = []
+
+    def send(self, stream_id: int, data: bytes, end_stream: bool) -> None:
+        self.events.append(("send", stream_id, data, end_stream))
+
+    def flush(self) -> None:
+        pass
+
+    def open_uni_stream(self, session_id: int) -> int:
+        return 3
+
+    def reset_stream(self, stream_id: int, error_code: int) -> None:
+        self.events.append(("reset", stream_id, b"", False))
+
+    def has_unsent(self, stream_id: int) -> bool:
+        return False
+
+    def set_stream_priority(self, stream_id: int, priority: int | None) -> None:
+        pass
+
+
+class _ChunkedMedia:
+    """A segment of three chunks; `log` shows each read next to the writes."""
+
+    def __init__(self, writer: _Writer, pieces: list[bytes], length: int | None = None) -> None:
+        self.writer = writer
+        self.pieces = pieces
+        self.length = sum(map(len, pieces)) if length is None else length
+
+    def body(self, request: Request) -> Body:
+        def read() -> Iterator[bytes]:
+            for piece in self.pieces:
+                self.writer.events.append(("read", 0, piece, False))
+                yield piece
+
+        return Body(self.length, read())
+
+
+Event = tuple[str, int, bytes, bool]
+
+
+def _serve(media_pieces: list[bytes], length: int | None = None) -> list[Event]:
+    async def scenario() -> list[Event]:
+        writer = _Writer()
+        session = ViewerSession(
+            session_id=0, media=_ChunkedMedia(writer, media_pieces, length), writer=writer,
+            cc_name="cubic", cc_params={}, telemetry_source=lambda: None)
+        session.on_stream_data(4, encode_request(Request(Kind.SEGMENT, 0, 1)), True)
+        for _ in range(100):
+            await asyncio.sleep(0.01)
+            if any(e[3] or e[0] == "reset" for e in writer.events):
+                break
+        session.close()
+        return writer.events
+
+    return asyncio.run(scenario())
+
+
+def test_a_segment_goes_out_chunk_by_chunk_as_it_is_read() -> None:
+    chunks = [b"a" * 10, b"b" * 20, b"c" * 5]
+    events = _serve(chunks)
+    kinds = [(e[0], e[2]) for e in events]
+    header = decode_response_header(events[0][2])
+    assert header.status == Status.OK and header.body_length == 35
+    # Each chunk is written before the next one is read: no whole-segment buffering.
+    assert kinds[1:] == [("read", chunks[0]), ("send", chunks[0]), ("read", chunks[1]),
+                         ("send", chunks[1]), ("read", chunks[2]), ("send", chunks[2]),
+                         ("send", b"")]
+    assert events[-1][3] is True  # FIN after the last chunk
+
+
+def test_a_body_shorter_than_announced_resets_the_stream() -> None:
+    events = _serve([b"a" * 10], length=30)
+    assert events[-1][0] == "reset"
+    assert not any(e[3] for e in events)  # never a FIN: the viewer sees an error, not a short body
+
+
+def test_the_manifest_goes_out_after_segment_0_and_with_segment_1() -> None:
+    priorities: dict[int, int | None] = {}
+
+    class Recorder:
+        def set_stream_priority(self, stream_id: int, priority: int | None) -> None:
+            priorities[stream_id] = priority
+
+    async def lookup(request: Request) -> Body:
+        return Body.of(b"")
+
+    handler = VodHandler(lookup, Recorder())
+    for stream_id, request in [(0, Request(Kind.MANIFEST, 0, 0)), (4, Request(Kind.INIT, 0, 0)),
+                               (8, Request(Kind.SEGMENT, 0, 0)), (12, Request(Kind.SEGMENT, 0, 1))]:
+        handler.prioritize(stream_id, request)
+    # Higher is served first; INIT has none (before every prioritized stream).
+    assert 4 not in priorities
+    assert (priorities[8], priorities[0], priorities[12]) == (0, -1, -1)

@@ -71,15 +71,23 @@ export class MediaBuffer {
     this.sleep = options.sleep ?? sleep;
   }
 
-  /** Attach a new MediaSource to `video` and add one SourceBuffer of type `mime`. */
-  static async open(video: HTMLVideoElement, mime: string): Promise<MediaBuffer> {
+  /** Attach a new MediaSource to `video`; resolves once it is open (no type needed yet, so
+   * this runs while the manifest is still on its way). */
+  static async attach(video: HTMLVideoElement): Promise<MediaSource> {
     if (typeof MediaSource === 'undefined') throw new Error('this browser has no Media Source Extensions');
-    if (!MediaSource.isTypeSupported(mime)) throw new Error(`MSE does not support ${mime}`);
     const mediaSource = new MediaSource();
     const opened = new Promise<void>((resolve) => mediaSource.addEventListener('sourceopen', () => resolve(), { once: true }));
     video.src = URL.createObjectURL(mediaSource);
     await opened;
     URL.revokeObjectURL(video.src);
+    return mediaSource;
+  }
+
+  /** Add one SourceBuffer of type `mime` to an open MediaSource (`attach`, or a new one). */
+  static async open(video: HTMLVideoElement, mime: string, attached?: MediaSource): Promise<MediaBuffer> {
+    if (typeof MediaSource === 'undefined') throw new Error('this browser has no Media Source Extensions');
+    if (!MediaSource.isTypeSupported(mime)) throw new Error(`MSE does not support ${mime}`);
+    const mediaSource = attached ?? (await MediaBuffer.attach(video));
     const sourceBuffer = mediaSource.addSourceBuffer(mime);
     sourceBuffer.mode = 'segments';
     return new MediaBuffer(video, mediaSource, sourceBuffer, mime);

@@ -42,6 +42,25 @@ describe('readResponse', () => {
     }
   });
 
+  it('hands an OK body over piece by piece as it arrives, when asked', async () => {
+    const bytes = vector('segment ok');
+    for (const cuts of [[], [24, 27], [10, 25, 30]]) {
+      const pieces: number[][] = [];
+      const r = await readResponse(streamOf(bytes, cuts), 100, fakeClock(110, 150), (piece) => pieces.push(Array.from(piece)));
+      expect(r.body.length).toBe(0);
+      expect(r.timing.bytes).toBe(8);
+      expect(pieces.flat()).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+      expect(pieces.length).toBe(cuts.filter((c) => c > 24).length + 1);
+    }
+  });
+
+  it('keeps an error body for its message even when streaming', async () => {
+    const pieces: Uint8Array[] = [];
+    const err = await readResponse(streamOf(vector('unknown segment'), [30]), 0, fakeClock(1, 2), (p) => pieces.push(p)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ServerError);
+    expect(pieces).toEqual([]);
+  });
+
   it('throws ServerError with the server message on an error status', async () => {
     const err = await readResponse(streamOf(vector('unknown segment'), [30]), 0, fakeClock(1, 2)).catch(
       (e: unknown) => e,

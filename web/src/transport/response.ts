@@ -36,11 +36,14 @@ export class ServerError extends Error {
 /**
  * Read a whole response (header, body, FIN) from a request stream. `now` is the page clock;
  * `startMs` the request's start on it. Checks that the body is exactly `body_length` bytes.
+ * With `onBody`, the body of an OK response is handed over piece by piece as it arrives
+ * instead of being kept (`body` is then empty; `timing.bytes` still counts it).
  */
 export async function readResponse(
   readable: ReadableStream<Uint8Array>,
   startMs: number,
   now: () => number,
+  onBody?: (piece: Uint8Array) => void,
 ): Promise<Response> {
   const reader = readable.getReader();
   try {
@@ -49,6 +52,7 @@ export async function readResponse(
     let header: ResponseHeader | null = null;
     let body = new Uint8Array(0);
     let filled = 0;
+    let streamed = false;
     for (;;) {
       const chunk = await nextChunk(reader);
       if (chunk === null) break;
@@ -63,20 +67,23 @@ export async function readResponse(
         data = data.subarray(need);
         if (head.length < RESPONSE_HEADER_BYTES) continue;
         header = decodeResponseHeader(head);
-        body = new Uint8Array(header.bodyLength);
+        streamed = onBody !== undefined && header.status === 'OK';
+        body = new Uint8Array(streamed ? 0 : header.bodyLength);
       }
-      if (filled + data.length > body.length) {
-        throw new ProtocolError(`response body longer than body_length ${body.length}`);
+      if (filled + data.length > header.bodyLength) {
+        throw new ProtocolError(`response body longer than body_length ${header.bodyLength}`);
       }
-      body.set(data, filled);
+      if (data.length === 0) continue;
+      if (streamed && onBody) onBody(data);
+      else body.set(data, filled);
       filled += data.length;
     }
     const endMs = now();
     if (header === null) {
       throw new ProtocolError(`response stream ended after ${head.length} of ${RESPONSE_HEADER_BYTES} header bytes`);
     }
-    if (filled !== body.length) {
-      throw new ProtocolError(`response stream ended after ${filled} of ${body.length} body bytes`);
+    if (filled !== header.bodyLength) {
+      throw new ProtocolError(`response stream ended after ${filled} of ${header.bodyLength} body bytes`);
     }
     if (header.status !== 'OK') {
       throw new ServerError(header, new TextDecoder().decode(body));
@@ -91,8 +98,8 @@ export async function readResponse(
         ttfbMs: first - startMs,
         downloadMs,
         transferMs: endMs - first,
-        bytes: body.length,
-        throughputKbps: (body.length * 8) / downloadMs,
+        bytes: filled,
+        throughputKbps: (filled * 8) / downloadMs,
       },
     };
   } finally {

@@ -91,8 +91,11 @@ export class Session {
     }
   }
 
-  /** One request on a new bidirectional stream; resolves with the whole response. */
-  async request(kind: KindName, rendition = 0, segment = 0): Promise<Response> {
+  /**
+   * One request on a new bidirectional stream; resolves with the whole response. With
+   * `onBody`, an OK response's body goes there piece by piece as it arrives (see readResponse).
+   */
+  async request(kind: KindName, rendition = 0, segment = 0, onBody?: (piece: Uint8Array) => void): Promise<Response> {
     const startMs = performance.now();
     let stream: WebTransportBidirectionalStream;
     try {
@@ -110,7 +113,7 @@ export class Session {
       writer.releaseLock();
     }
     try {
-      return await readResponse(stream.readable as ReadableStream<Uint8Array>, startMs, () => performance.now());
+      return await readResponse(stream.readable as ReadableStream<Uint8Array>, startMs, () => performance.now(), onBody);
     } catch (error) {
       if (error instanceof TypeError || (error instanceof Error && error.name === 'WebTransportError')) {
         throw new TransportError(

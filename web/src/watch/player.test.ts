@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_BUFFER_S, type PlayerParams } from '../params';
 import { Status, type KindName, type ResponseHeader } from '../protocol';
 import { ServerError, type Response } from '../transport/response';
+import vectors from '../../../shared/vectors/cmaf-chunks.json';
+import { hexToBytes } from '../protocol';
 import { Player, type BufferLike, type PlayerDeps } from './player';
 
 const MIME = 'video/mp4; codecs="avc1.64001f"';
@@ -27,6 +29,12 @@ function manifest(segments = 6, renditions = [300_000, 750_000, 1_500_000, 3_000
       })),
     })),
   };
+}
+
+/** A one-chunk media segment: an empty moof and an mdat of 2 + rendition bytes. */
+function segmentBody(rendition: number): Uint8Array<ArrayBuffer> {
+  const mdat = 10 + rendition;
+  return new Uint8Array([0, 0, 0, 8, 0x6d, 0x6f, 0x6f, 0x66, 0, 0, 0, mdat, 0x6d, 0x64, 0x61, 0x74, ...new Array<number>(mdat - 8).fill(7)]);
 }
 
 function header(kind: KindName, rendition: number, segment: number, status = 0, bodyLength = 0): ResponseHeader {
@@ -62,7 +70,7 @@ function harness(opts: { manifest?: object; throughputKbps?: number; failSegment
     },
   };
   const session = {
-    request: async (kind: KindName, rendition = 0, segment = 0): Promise<Response> => {
+    request: async (kind: KindName, rendition = 0, segment = 0, onBody?: (piece: Uint8Array) => void): Promise<Response> => {
       requests.push(kind === 'MANIFEST' ? kind : `${kind} ${rendition}/${segment}`);
       if (kind === 'SEGMENT' && segment === opts.failSegment) {
         throw new ServerError(header(kind, rendition, segment, Status.UNKNOWN_SEGMENT), `no segment ${segment}`);
@@ -70,11 +78,15 @@ function harness(opts: { manifest?: object; throughputKbps?: number; failSegment
       const body =
         kind === 'MANIFEST'
           ? new TextEncoder().encode(JSON.stringify(opts.manifest ?? manifest()))
-          : new Uint8Array(kind === 'INIT' ? 1 : 10 + rendition);
+          : kind === 'INIT'
+            ? new Uint8Array(1)
+            : segmentBody(rendition);
       const kbps = opts.throughputKbps ?? 5000;
+      const streamed = kind === 'SEGMENT' && onBody !== undefined;
+      if (streamed) onBody(body);
       return {
         header: header(kind, rendition, segment, 0, body.length),
-        body,
+        body: streamed ? new Uint8Array(0) : body,
         timing: { startMs: 0, ttfbMs: 5, downloadMs: 100, transferMs: 95, bytes: body.length, throughputKbps: kbps },
       };
     },
@@ -83,7 +95,7 @@ function harness(opts: { manifest?: object; throughputKbps?: number; failSegment
 }
 
 function params(over: Partial<PlayerParams> = {}): PlayerParams {
-  return { server: null, certHash: null, mode: 'abr', bitrateKbps: null, bufferS: DEFAULT_BUFFER_S, autoplay: true, prefetch: false, forwarded: [], ...over };
+  return { server: null, certHash: null, mode: 'abr', bitrateKbps: null, bufferS: DEFAULT_BUFFER_S, autoplay: true, prefetch: false, startRendition: 'abr', forwarded: [], ...over };
 }
 
 const hooks = { status: () => undefined, firstMedia: () => undefined };
@@ -118,14 +130,15 @@ describe('Player', () => {
     let inFlight = 0;
     let maxInFlight = 0;
     const request = h.session.request;
-    h.session.request = async (kind, rendition, segment) => {
-      inFlight++;
+    h.session.request = async (kind, rendition, segment, onBody) => {
+      const counted = kind === 'SEGMENT'; // the init segment goes out alongside (pipelined)
+      if (counted) inFlight++;
       maxInFlight = Math.max(maxInFlight, inFlight);
       try {
         await Promise.resolve();
-        return await request(kind, rendition, segment);
+        return await request(kind, rendition, segment, onBody);
       } finally {
-        inFlight--;
+        if (counted) inFlight--;
       }
     };
     const player = new Player(h.session, h.video, params({ mode: 'fixed', bitrateKbps: 800, prefetch: true }), hooks, h.deps);
@@ -134,6 +147,80 @@ describe('Player', () => {
     expect(maxInFlight).toBe(2);
     expect(player.segments.map((s) => s.index)).toEqual([0, 1, 2, 3, 4, 5]);
     expect(h.appends.filter((a) => a.startsWith('media')).length).toBe(6);
+  });
+
+  it('startRendition=lowest: the first segment and its init go out with the manifest, then the fixed rendition', async () => {
+    const h = harness();
+    const started: string[] = [];
+    const player = new Player(h.session, h.video, params({ mode: 'fixed', bitrateKbps: 800, startRendition: 'lowest' }), { ...hooks, firstMedia: () => started.push(h.appends.join(',')) }, h.deps);
+    await player.run();
+    expect(h.requests.slice(0, 4)).toEqual(['MANIFEST', 'INIT 0/0', 'SEGMENT 0/0', 'INIT 1/0']);
+    expect(h.requests.slice(4)).toEqual([1, 2, 3, 4, 5].map((i) => `SEGMENT 1/${i}`));
+    expect(player.segments.map((s) => s.rendition)).toEqual([0, 1, 1, 1, 1, 1]);
+    expect(h.appends.slice(0, 4)).toEqual([`open ${MIME}`, `init ${MIME}`, 'media 18', `init ${MIME}`]);
+    // Playback may start once the first chunk is appended, before the segment is complete.
+    expect(started).toEqual([`open ${MIME},init ${MIME},media 18`]);
+  });
+
+  it('appends each chunk as it arrives and starts on the first', async () => {
+    const h = harness({ manifest: manifest(2) });
+    const two = new Uint8Array([...segmentBody(0), ...segmentBody(1)]);
+    let release: () => void = () => undefined;
+    const request = h.session.request;
+    h.session.request = async (kind, rendition, segment, onBody) => {
+      if (kind !== 'SEGMENT' || segment !== 0 || !onBody) return request(kind, rendition, segment, onBody);
+      onBody(two.subarray(0, 20)); // the first chunk (18 bytes) and 2 bytes of the next
+      await new Promise<void>((resolve) => (release = resolve));
+      onBody(two.subarray(20));
+      const r = await request(kind, rendition, segment);
+      return { ...r, body: new Uint8Array(0) };
+    };
+    let firstAt: string[] = [];
+    const player = new Player(h.session, h.video, params({ mode: 'fixed', bitrateKbps: 300 }), { ...hooks, firstMedia: () => (firstAt = [...h.appends]) }, h.deps);
+    const running = player.run();
+    for (let i = 0; i < 20 && firstAt.length === 0; i++) await Promise.resolve();
+    expect(firstAt.at(-1)).toBe('media 18'); // started before the rest of the segment came
+    release();
+    await running;
+    expect(h.appends.filter((a) => a.startsWith('media'))).toEqual(['media 18', 'media 19', 'media 18']);
+  });
+
+  it('startRendition=lowest plays from the init segment\'s codec before the manifest is in', async () => {
+    const realInit = vectors.init_codecs[0];
+    if (!realInit) throw new Error('no init vector');
+    const mime = `video/mp4; codecs="${realInit.codec}"`;
+    const h = harness({ manifest: manifest(3) });
+    h.deps.isTypeSupported = (type) => type === MIME || type === mime;
+    let releaseManifest: () => void = () => undefined;
+    const manifestGate = new Promise<void>((resolve) => (releaseManifest = resolve));
+    const request = h.session.request;
+    let secondChunk: () => void = () => undefined;
+    h.session.request = async (kind, rendition, segment, onBody) => {
+      if (kind === 'MANIFEST') await manifestGate;
+      if (kind === 'SEGMENT' && segment === 0 && onBody) {
+        // Two chunks, the second a little later: both appended while the manifest is away.
+        onBody(segmentBody(0));
+        await new Promise<void>((resolve) => (secondChunk = resolve));
+        onBody(segmentBody(1));
+        const r = await request(kind, rendition, segment);
+        return { ...r, body: new Uint8Array(0) };
+      }
+      const r = await request(kind, rendition, segment, onBody);
+      return kind === 'INIT' && rendition === 0 ? { ...r, body: hexToBytes(realInit.init) as Uint8Array<ArrayBuffer> } : r;
+    };
+    let startedAt: string[] | null = null;
+    const player = new Player(h.session, h.video, params({ mode: 'fixed', bitrateKbps: 800, startRendition: 'lowest' }), { ...hooks, firstMedia: () => (startedAt = [...h.appends]) }, h.deps);
+    const running = player.run();
+    for (let i = 0; i < 50 && startedAt === null; i++) await new Promise((resolve) => setTimeout(resolve, 0));
+    // Playing, with the manifest still withheld: the buffer was opened with the init's codec.
+    expect(startedAt).toEqual([`open ${mime}`, `media ${hexToBytes(realInit.init).length}`, 'media 18']);
+    secondChunk();
+    for (let i = 0; i < 50 && !h.appends.includes('media 19'); i++) await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(h.appends.at(-1)).toBe('media 19'); // the second chunk, with the manifest still away
+    releaseManifest();
+    await running;
+    expect(player.segments.map((s) => s.rendition)).toEqual([0, 1, 1]);
+    expect(player.renditionAt(1)).toEqual({ rendition: 0, bitrateBps: 300_000 });
   });
 
   it('mode=fixed with a bitrate below the ladder is an error naming the ladder', async () => {
