@@ -28,7 +28,7 @@ class Recipe:
     duration_s: float
     ladder: str = DEFAULT_LADDER
     segment_seconds: str = "2"
-    chunk_frames: int = 0
+    chunk_frames: int | None = None  # None: `media synth`'s default (0.2 s VOD chunks)
     codec: str = "h264"
     fps: str = "30"
 
@@ -52,7 +52,7 @@ def load_recipes(path: Path | None = None) -> dict[str, Recipe]:
             duration_s=float(spec["duration"]),
             ladder=str(spec.get("ladder", DEFAULT_LADDER)),
             segment_seconds=str(spec.get("segment_seconds", "2")),
-            chunk_frames=int(spec.get("chunk_frames", 0)),
+            chunk_frames=int(spec["chunk_frames"]) if "chunk_frames" in spec else None,
             codec=str(spec.get("codec", "h264")),
             fps=str(spec.get("fps", "30")),
         )

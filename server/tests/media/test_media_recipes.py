@@ -39,3 +39,10 @@ def test_named_media_is_made_once_on_first_use(tmp_path: Path, monkeypatch):
     first = recipes.ensure_named_media("live")
     assert first == tmp_path / "media" / "live" and made == [first]
     assert recipes.ensure_named_media("live") == first and len(made) == 1  # reused
+
+
+def test_default_recipe_makes_chunked_vod_and_live_keeps_one_frame_chunks() -> None:
+    from pccstream.media.recipes import recipe
+
+    assert recipe("default").chunk_frames is None  # media synth's 0.2 s VOD chunks
+    assert recipe("live").chunk_frames == 1
