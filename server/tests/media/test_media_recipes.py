@@ -14,7 +14,7 @@ def test_the_shipped_recipes_are_the_bootstraps_media():
     assert set(shipped) >= {"default", "live"}
     live = shipped["live"]
     assert (live.duration_s, live.segment_seconds, live.chunk_frames) == (60.0, "0.5", 1)
-    assert live.ladder == "600k,1200k,2500k" and shipped["default"].duration_s == 30.0
+    assert live.ladder == "300k,750k,1500k,2500k,3000k" and shipped["default"].duration_s == 30.0
 
 
 def test_a_bad_recipe_is_one_clear_line(tmp_path: Path, monkeypatch):
