@@ -9,7 +9,7 @@ import json
 import pytest
 
 from pccstream.media.mp4 import RAW_PIECE_BYTES, parse_init, read_chunks
-from pccstream.paths import REPO_ROOT
+from tests.checkout import REPO_ROOT
 
 VECTORS = json.loads((REPO_ROOT / "shared" / "vectors" / "cmaf-chunks.json").read_text())
 
