@@ -93,6 +93,6 @@ def test_sprout_and_remy_sessions_send_their_telemetry(fake_media: Path, tmp_pat
 def test_demo_arms_take_parameters() -> None:
     from pccstream.demo.cli import parse_arms
 
-    assert parse_arms("x", "sprout,remy:table=2014-100x") == ["sprout", "remy:table=2014-100x"]
+    assert parse_arms("sprout,remy:table=2014-100x") == ["sprout", "remy:table=2014-100x"]
     with pytest.raises(UserError, match="table='nope' is not a shipped RemyCC table"):
-        parse_arms("x", "sprout,remy:table=nope")
+        parse_arms("sprout,remy:table=nope")
