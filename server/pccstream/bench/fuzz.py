@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -325,7 +326,11 @@ def run_target(target: Target, max_examples: int, seed: int = 0) -> Outcomes:
 
 
 def run_all(cases_per_target: int) -> dict[str, Any]:
-    results = {t.name: run_target(t, cases_per_target).to_json() for t in targets()}
+    results: dict[str, dict[str, Any]] = {}
+    for target in targets():
+        started = time.monotonic()
+        results[target.name] = run_target(target, cases_per_target).to_json()
+        results[target.name]["seconds"] = round(time.monotonic() - started, 1)
     return {
         "cases": sum(r["cases"] for r in results.values()),
         "failures": sum(len(r["failures"]) for r in results.values()),
