@@ -15,6 +15,8 @@ export interface PccstreamApi {
   recording(): string;
   /** Show or hide the dashboard's charts (hidden: no drawing; data is still recorded). */
   setDashboardVisible(visible: boolean): void;
+  /** VOD: how many times the session was redialled after it closed (server restart). */
+  reconnects(): number;
 }
 
 declare global {
