@@ -49,6 +49,8 @@ class SoakSettings:
     churn_baseline_session: int = 200
     # Growth beyond this fails the run; judged only from 500 sessions on (quick runs report it).
     churn_max_growth: float = 0.05
+    # Every this many sessions, a client process with KILLED_PER_BATCH sessions is SIGKILLed.
+    churn_killed_every: int = 50
     viewers: int = 50
     viewer_seconds: float = 60.0
     outage: bool = True
@@ -66,11 +68,11 @@ def run_soak(settings: SoakSettings, progress: Progress) -> dict[str, Any]:
     with ProcessPoolExecutor(1) as pool:
         fuzz_future = pool.submit(_fuzz, settings.fuzz_cases)
         progress(f"fuzz: {settings.fuzz_cases} cases in a worker process")
-        churn = asyncio.run(_churn(settings, manifest, progress))
+        churn = asyncio.run(run_churn(settings, manifest, progress))
         fuzz = fuzz_future.result()
     progress(f"fuzz: {fuzz['cases']} cases, {fuzz['failures']} failures")
-    viewers = asyncio.run(_viewers(settings, manifest, progress))
-    outage = asyncio.run(_outage(progress)) if settings.outage else None
+    viewers = asyncio.run(run_viewers(settings, manifest, progress))
+    outage = asyncio.run(run_outage(progress)) if settings.outage else None
     return {
         "settings": {**asdict(settings), "media": str(settings.media)},
         "fuzz": fuzz,
@@ -119,7 +121,8 @@ _KILLED_CLIENT = textwrap.dedent("""
 KILLED_PER_BATCH = 5
 
 
-async def _churn(settings: SoakSettings, manifest: Manifest, progress: Progress) -> dict[str, Any]:
+async def run_churn(settings: SoakSettings, manifest: Manifest,
+                    progress: Progress) -> dict[str, Any]:
     server = ServerProcess(settings.media)
     info = await server.start()
     port = int(info["quic_port"])
@@ -133,7 +136,7 @@ async def _churn(settings: SoakSettings, manifest: Manifest, progress: Progress)
     try:
         curve.append((0, round(_rss_mib(server.pid), 1)))
         while done < settings.churn_sessions:
-            if done % 50 == 49:
+            if done % settings.churn_killed_every == settings.churn_killed_every - 1:
                 await _killed_batch(port, top)
                 counts["killed"] += KILLED_PER_BATCH
                 done += KILLED_PER_BATCH
@@ -188,7 +191,7 @@ async def _killed_batch(port: int, rendition: int) -> None:
 
 # --- viewers --------------------------------------------------------------------------------
 
-async def _viewers(settings: SoakSettings, manifest: Manifest,
+async def run_viewers(settings: SoakSettings, manifest: Manifest,
                    progress: Progress) -> dict[str, Any]:
     server = ServerProcess(settings.media)
     info = await server.start()
@@ -249,7 +252,7 @@ OUTAGE_S = 2.0
 RECOVERED_FRACTION = 0.8
 
 
-async def _outage(progress: Progress, cc: str = "vivace") -> dict[str, Any]:
+async def run_outage(progress: Progress, cc: str = "vivace") -> dict[str, Any]:
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="pccstream-soak-") as tmp:
