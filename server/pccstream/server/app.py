@@ -278,7 +278,10 @@ async def run_forever(server: StreamingServer, ready_file: Path | None = None) -
     await server.start()
     info = server.ready_info()
     if ready_file is not None:
-        ready_file.write_text(json.dumps(info))
+        # Atomically: whoever waits for the file to exist must never read it half-written.
+        partial = ready_file.with_name(ready_file.name + ".partial")
+        partial.write_text(json.dumps(info))
+        partial.replace(ready_file)
     print(
         f"pccstream: WebTransport on {server.webtransport_url} (cc default: {config.cc})",
         flush=True,

@@ -14,7 +14,7 @@ from ..server.conftest import make_fake_media
 def test_churn_of_every_kind_gets_correct_bytes(tmp_path: Path) -> None:
     media = make_fake_media(tmp_path / "media")
     settings = SoakSettings(media, churn_sessions=12, churn_baseline_session=0,
-                            churn_killed_every=10)
+                            churn_killed_every=10, churn_settle_s=0.0)
     result = asyncio.run(run_churn(settings, load_manifest(media), lambda line: None))
     assert result["wrong_answers"] == 0
     assert result["kinds"]["killed"] == KILLED_PER_BATCH
