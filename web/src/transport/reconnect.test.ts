@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { KindName } from '../protocol';
-import { ReconnectingSession, backoffMs, type ReconnectOptions, type SessionLike } from './reconnect';
+import { ReconnectingSession, backoffMs, countedFrom, type ReconnectOptions, type SessionLike } from './reconnect';
 import type { Response } from './response';
 import { TransportError } from './session';
 
@@ -98,6 +98,33 @@ describe('ReconnectingSession', () => {
     const session = new ReconnectingSession(failing, () => Promise.reject(new Error('never')), options());
     await expect(session.request('SEGMENT', 0, 99)).rejects.toThrow('UNKNOWN_SEGMENT');
     expect(session.reconnects).toBe(0);
+  });
+
+  it('a retried request counts its time from the first attempt', () => {
+    const t = { startMs: 5000, ttfbMs: 20, downloadMs: 100, transferMs: 80, bytes: 1000, throughputKbps: 80 };
+    expect(countedFrom(5000, t)).toBe(t);
+    expect(countedFrom(1000, t)).toEqual({ startMs: 1000, ttfbMs: 4020, downloadMs: 4100, transferMs: 80, bytes: 1000, throughputKbps: 8000 / 4100 });
+  });
+
+  it('the wait for a new session is part of the retried request download time', async () => {
+    const o = options();
+    let clock = 0;
+    o.now = () => clock;
+    const sleep = o.sleep;
+    o.sleep = async (ms) => {
+      clock += ms;
+      await sleep(ms);
+    };
+    const second: SessionLike = {
+      url: 'b',
+      closedReason: null,
+      request: () => Promise.resolve({ ...response(3), timing: { startMs: clock, ttfbMs: 5, downloadMs: 10, transferMs: 5, bytes: 100, throughputKbps: 80 } }),
+      close: () => undefined,
+    };
+    const session = new ReconnectingSession(new FakeSession('a', 0), () => Promise.resolve(second), o);
+    const answer = await session.request('SEGMENT', 0, 3);
+    expect(answer.timing.startMs).toBe(0);
+    expect(answer.timing.downloadMs).toBe(260); // 250 ms backoff + 10 ms on the new session
   });
 
   it('backoff doubles up to the cap', () => {

@@ -1,6 +1,6 @@
 import { transportErrorMessage } from '../errors';
 import type { KindName } from '../protocol';
-import type { Response } from './response';
+import type { Response, Timing } from './response';
 import { TransportError } from './session';
 
 /** What the reconnecting wrapper needs of one session (Session; a fake in tests). */
@@ -30,6 +30,23 @@ export const DEFAULT_RECONNECT: Omit<ReconnectOptions, 'status'> = {
   sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
   now: () => performance.now(),
 };
+
+/**
+ * A response's timing counted from the first attempt, so the time spent reconnecting is part
+ * of the segment's download (its throughput drops accordingly), not hidden by the retry.
+ */
+export function countedFrom(firstStartMs: number, timing: Timing): Timing {
+  const waitedMs = Math.max(0, timing.startMs - firstStartMs);
+  if (waitedMs === 0) return timing;
+  const downloadMs = timing.downloadMs + waitedMs;
+  return {
+    ...timing,
+    startMs: firstStartMs,
+    ttfbMs: timing.ttfbMs + waitedMs,
+    downloadMs,
+    throughputKbps: downloadMs > 0 ? (timing.bytes * 8) / downloadMs : timing.throughputKbps,
+  };
+}
 
 /** Backoff before attempt `n` (0-based): first·2^n, capped. */
 export function backoffMs(attempt: number, options: Pick<ReconnectOptions, 'firstDelayMs' | 'maxDelayMs'>): number {
@@ -69,10 +86,13 @@ export class ReconnectingSession implements SessionLike {
   }
 
   async request(kind: KindName, rendition = 0, segment = 0): Promise<Response> {
+    let firstStartMs: number | null = null;
     for (;;) {
       const session = this.session;
+      firstStartMs ??= this.options.now();
       try {
-        return await session.request(kind, rendition, segment);
+        const response = await session.request(kind, rendition, segment);
+        return { ...response, timing: countedFrom(firstStartMs, response.timing) };
       } catch (error) {
         if (!(error instanceof TransportError) || this.closed) throw error;
         await this.redial(session, error);
