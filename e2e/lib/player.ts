@@ -11,7 +11,7 @@ export interface PlayerMetrics {
   playSeconds: number;
   meanBitrateKbps: number;
   bitrateSwitches: number;
-  segments: Array<{ index: number; rendition: number; bytes: number; downloadMs: number; throughputKbps: number }>;
+  segments: Array<{ index: number; rendition: number; bytes: number; downloadMs: number; throughputKbps: number; bufferAtRequestS: number }>;
   ended: boolean;
   error: string | null;
   droppedFrames: number | null;

@@ -174,7 +174,13 @@ def decode_telemetry_frames(buffer: bytearray) -> list[dict[str, Any]]:
         end = _FRAME_LENGTH.size + length
         if len(buffer) < end:
             break
-        records.append(json.loads(bytes(buffer[_FRAME_LENGTH.size : end])))
+        try:
+            record = json.loads(bytes(buffer[_FRAME_LENGTH.size : end]))
+        except RecursionError:  # nested deeper than json's stack: a ValueError like the rest
+            raise ValueError("telemetry frame is nested too deeply") from None
+        if not isinstance(record, dict):
+            raise ValueError(f"telemetry frame holds a JSON {type(record).__name__}, not an object")
+        records.append(record)
         del buffer[:end]
     return records
 

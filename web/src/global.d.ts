@@ -18,6 +18,8 @@ export interface PccstreamApi {
   setDashboardVisible(visible: boolean): void;
   /** mode=live&abr=1: live ABR's recorded inputs (chunk arrivals, group ends), else null. */
   liveAbrTrace(): AbrTrace | null;
+  /** VOD: how many times the session was redialled after it closed (server restart). */
+  reconnects(): number;
 }
 
 declare global {

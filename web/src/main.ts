@@ -6,6 +6,7 @@ import { LIVE_STALL_THRESHOLD_S } from './metrics/playback';
 import { MetricsSampler } from './metrics/sampler';
 import { parseParams, parseSha256Hex, sessionUrl } from './params';
 import { ServerError } from './transport/response';
+import { DEFAULT_RECONNECT, ReconnectingSession } from './transport/reconnect';
 import { Session } from './transport/session';
 import { TelemetryLog } from './transport/telemetry';
 import { MetricsPanel } from './ui/panel';
@@ -40,6 +41,8 @@ let playerMode: Mode = 'abr';
 /** mode=live: glass-to-glass latency from the frame codes (its clock comes with LIVE_INFO). */
 const latencyTracker = new LatencyTracker();
 let session: Session | null = null;
+/** VOD: the session that redials after a server restart (live keeps `session`). */
+let vodSession: ReconnectingSession | null = null;
 let config: ServerConfig | null = null;
 let errorText: string | null = null;
 
@@ -91,6 +94,7 @@ window.pccstream = {
   recording: () => dashboard.jsonLines(),
   setDashboardVisible: (visible: boolean) => showDashboard(visible),
   liveAbrTrace: () => (player instanceof LivePlayer ? player.abrTrace() : null),
+  reconnects: () => vodSession?.reconnects ?? 0,
 };
 
 telemetry.onRecord = (record) => {
@@ -104,7 +108,7 @@ telemetry.onRecord = (record) => {
 /** Stop playing and draw a recording instead (`?replay=` or a dropped file). */
 function replay(text: string, source: string): void {
   player?.stop();
-  session?.close();
+  (vodSession ?? session)?.close();
   video.hidden = true;
   const { records, badLines } = dashboard.replay(text, source);
   showDashboard(true);
@@ -229,7 +233,7 @@ async function start(): Promise<void> {
   session = await Session.connect(url, certHash, telemetry);
   performance.mark('pccstream:connected');
   const current = session;
-  window.addEventListener('pagehide', () => current.close());
+  window.addEventListener('pagehide', () => (vodSession ?? current).close());
 
   const hooks = {
     status: setStatus,
@@ -256,7 +260,11 @@ async function start(): Promise<void> {
     await live.run();
     return;
   }
-  const vod = new Player(session, video, params, hooks, browserDeps(video));
+  vodSession = new ReconnectingSession(session, () => Session.connect(url, certHash, telemetry), {
+    ...DEFAULT_RECONNECT,
+    status: setStatus,
+  });
+  const vod = new Player(vodSession, video, params, hooks, browserDeps(video));
   player = vod;
   await vod.run();
 }
@@ -266,8 +274,9 @@ function updatePanel(): void {
   const vod = player instanceof Player ? player : null;
   const decision = vod?.lastDecision;
   const throughput = vod?.throughputEstimateBps() ?? null;
+  const connection = vodSession ?? session;
   panel.render(m, {
-    session: session?.url ?? null,
+    session: connection?.url ?? null,
     cc: (telemetry.hello?.['cc'] as string | undefined) ?? config?.default_cc ?? null,
     throughputKbps: throughput === null ? null : throughput / 1000,
     decision: decision ? `${decision.reason} → ${decision.index}` : null,
@@ -275,7 +284,7 @@ function updatePanel(): void {
     controllerRows: dashboard.model.controllerRows(),
   });
   if (dashboard.mode === 'replay') return;
-  if (session?.closedReason && errorText === null && !(m.ended || player?.eos)) setError(session.closedReason);
+  if (connection?.closedReason && errorText === null && !(m.ended || player?.eos)) setError(connection.closedReason);
 }
 
 setInterval(updatePanel, PANEL_INTERVAL_MS);

@@ -118,7 +118,16 @@ def _bernoulli(p: float, rng: random.Random, where: str) -> LossModel:
 
 
 def _ge(opts: dict[str, Any], rng: random.Random, where: str) -> LossModel:
-    opts = {k: float(v) for k, v in opts.items() if k != "model"}
+    numbers: dict[str, float] = {}
+    for k, v in opts.items():
+        if k == "model":
+            continue
+        try:
+            numbers[k] = float(v)
+        except (TypeError, ValueError):
+            raise UserError(
+                f"{where}: gilbert-elliott option {k!r}={v!r} is not a number") from None
+    opts = numbers
     known = {"p", "r", "loss_good", "loss_bad", "mean", "burst"}
     unknown = set(opts) - known
     if unknown:

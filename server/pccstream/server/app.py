@@ -29,6 +29,7 @@ from pccstream.server.http_app import Route, WebAppServer
 from pccstream.server.link_status import LinkStatusReceiver
 from pccstream.server.live import LiveChannel
 from pccstream.server.media_store import MediaStore
+from pccstream.server.memory import limit_malloc_arenas
 from pccstream.server.session import ViewerSession
 from pccstream.server.webtransport import SESSION_PATH, EndpointSettings, protocol_factory
 
@@ -140,6 +141,7 @@ class StreamingServer:
 
     async def start(self) -> None:
         config = self.config
+        limit_malloc_arenas()  # before the first reader or HTTP thread allocates
         check_aioquic_internals()
         create_controller(config.cc, {})  # refuse an unknown default before binding anything
         media = MediaStore.open(config.media_dir)
@@ -276,7 +278,10 @@ async def run_forever(server: StreamingServer, ready_file: Path | None = None) -
     await server.start()
     info = server.ready_info()
     if ready_file is not None:
-        ready_file.write_text(json.dumps(info))
+        # Atomically: whoever waits for the file to exist must never read it half-written.
+        partial = ready_file.with_name(ready_file.name + ".partial")
+        partial.write_text(json.dumps(info))
+        partial.replace(ready_file)
     print(
         f"pccstream: WebTransport on {server.webtransport_url} (cc default: {config.cc})",
         flush=True,

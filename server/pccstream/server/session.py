@@ -98,6 +98,7 @@ class ViewerSession:
         self._request_buffers: dict[int, bytearray] = {}
         self._refused_streams: set[int] = set()
         self._closed = False
+        self._live_info_at_close: dict[str, Any] = {}
         self._serving: set[asyncio.Task[None]] = set()
         self.opened_at = time.time()
         self.telemetry = TelemetryPublisher(
@@ -139,12 +140,30 @@ class ViewerSession:
         })
 
     def close(self) -> None:
+        """Stop sending, and let go of the connection: the server keeps recently closed
+        sessions for /api/sessions, and each reference to the connection would keep its
+        whole QUIC state (buffers, streams, keys) alive with it."""
+        if self._closed:
+            return
         self._closed = True
         self.telemetry.close()
         self.live_handler.close()
+        self._live_info_at_close = self.live_handler.info()
+        detached = _DetachedWriter()
+        self.writer = detached
+        self.telemetry.writer = detached
+        self.vod.writer = detached
+        self.live_handler.writer = detached
+        self.live_handler.subscription = None
+        self.telemetry_source = _no_sample
+        self.telemetry.source = _no_sample
+        self._request_buffers.clear()
+        self._refused_streams.clear()
 
     def live_info(self) -> dict[str, Any]:
         """Live counters for /api/sessions (empty without a subscription)."""
+        if self._closed:
+            return self._live_info_at_close
         return self.live_handler.info()
 
     def elapsed_ms(self) -> float:
@@ -275,6 +294,32 @@ class ViewerSession:
             stream_id, protocol.encode_response(request, error.status, body, _now_us()), True
         )
         self.writer.flush()
+
+
+class _DetachedWriter:
+    """What a closed session writes through: nothing reaches the wire."""
+
+    def open_uni_stream(self, session_id: int) -> int:
+        raise RuntimeError("the session is closed")
+
+    def send(self, stream_id: int, data: bytes, end_stream: bool) -> None:
+        pass
+
+    def flush(self) -> None:
+        pass
+
+    def reset_stream(self, stream_id: int, error_code: int) -> None:
+        pass
+
+    def has_unsent(self, stream_id: int) -> bool:
+        return False
+
+    def set_stream_priority(self, stream_id: int, priority: int | None) -> None:
+        pass
+
+
+def _no_sample() -> dict[str, Any] | None:
+    return None
 
 
 def _now_us() -> int:

@@ -176,3 +176,11 @@ def test_from_settings() -> None:
         Scenario.from_settings(delay_ms=-1)
     with pytest.raises(UserError, match="--down"):
         Scenario.from_settings(down="warp9")
+
+
+def test_outage_scenario_kills_both_directions_for_two_seconds() -> None:
+    scenario = load_scenario("outage-2s", {})
+    starts = {(e.at_s, e.loss, e.directions) for e in scenario.timeline}
+    assert starts == {(10.0, 1.0, ("down", "up")), (12.0, 0.0, ("down", "up"))}
+    moved = load_scenario("outage-2s", {"outage_at_s": 3, "outage_end_s": 5})
+    assert [e.at_s for e in moved.timeline] == [3.0, 5.0]

@@ -1,0 +1,332 @@
+"""`pccstream bench soak`: the reliability suite in full form (#17), as JSON.
+
+Four parts, each against the real server in its own process:
+- fuzz: `pccstream.bench.fuzz` over every decoder of outside input (in a worker process, while
+  the churn runs: neither measures time);
+- churn: sessions opened and closed one after another (normal, cancelled mid-transfer, and
+  client processes SIGKILLed mid-transfer), with the server's RSS sampled as it goes;
+- viewers: concurrent viewers fetching segments through the emulator, every byte checked
+  against the media files, with the server's CPU and RSS;
+- outage: a bulk flow through the `outage-2s` scenario; how long after the link comes back
+  the flow regains 80 % of its rate before the outage.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import sys
+import textwrap
+import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from pccstream.bench.fuzz import run_all
+from pccstream.emulator.relay import EmulatorProcess
+from pccstream.harness.processes import ServerProcess, make_bulk_media
+from pccstream.media.manifest import Manifest, load_manifest
+from pccstream.paths import child_process_env
+from pccstream.protocol import Kind, Request, Status
+from pccstream.stats import median
+from pccstream.wt_client import WebTransportClient
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class SoakSettings:
+    media: Path
+    fuzz_cases: int = 100_000
+    churn_sessions: int = 1000
+    # RSS growth is measured from this session on (the start-up high-water mark is not growth:
+    # the server keeps its last 64 sessions for /api/sessions).
+    churn_baseline_session: int = 200
+    # Growth beyond this fails the run; judged only from 500 sessions on (quick runs report it).
+    churn_max_growth: float = 0.05
+    # Every this many sessions, a client process with KILLED_PER_BATCH sessions is SIGKILLed.
+    churn_killed_every: int = 50
+    # Before the baseline and the final RSS sample: time for SIGKILLed clients' sessions to
+    # reach the server's 30 s idle timeout, so their queued segments are not counted as growth.
+    churn_settle_s: float = 35.0
+    viewers: int = 50
+    viewer_seconds: float = 60.0
+    outage: bool = True
+
+
+def quick(media: Path) -> SoakSettings:
+    """A smoke run of every part (well under a minute)."""
+    return SoakSettings(media, fuzz_cases=1000, churn_sessions=60, churn_baseline_session=20,
+                        churn_settle_s=0.0, viewers=4, viewer_seconds=4.0)
+
+
+def run_soak(settings: SoakSettings, progress: Progress) -> dict[str, Any]:
+    manifest = load_manifest(settings.media)
+    started = time.monotonic()
+    with ProcessPoolExecutor(1) as pool:
+        fuzz_future = pool.submit(_fuzz, settings.fuzz_cases)
+        progress(f"fuzz: {settings.fuzz_cases} cases in a worker process")
+        churn = asyncio.run(run_churn(settings, manifest, progress))
+        fuzz = fuzz_future.result()
+    progress(f"fuzz: {fuzz['cases']} cases, {fuzz['failures']} failures")
+    viewers = asyncio.run(run_viewers(settings, manifest, progress))
+    outage = ({cc: asyncio.run(run_outage(progress, cc)) for cc in OUTAGE_CONTROLLERS}
+              if settings.outage else None)
+    return {
+        "settings": {**asdict(settings), "media": str(settings.media)},
+        "fuzz": fuzz,
+        "churn": churn,
+        "viewers": viewers,
+        "outage": outage,
+        "wall_s": round(time.monotonic() - started, 1),
+        "ok": (fuzz["failures"] == 0 and churn["ok"] and viewers["ok"]
+               and (outage is None or all(o["ok"] for o in outage.values()))),
+    }
+
+
+def _fuzz(cases: int) -> dict[str, Any]:
+    import logging
+
+    from pccstream.bench.fuzz import targets
+
+    logging.disable(logging.WARNING)  # the decoders' own "dropped a bad datagram" lines
+
+    return run_all(max(1, cases // len(targets())))
+
+
+def _rss_mib(pid: int) -> float:
+    pages = int(Path(f"/proc/{pid}/statm").read_text().split()[1])
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def _expected(media: Path, manifest: Manifest, rendition: int, segment: int) -> bytes:
+    return (media / manifest.renditions[rendition].segments[segment].file).read_bytes()
+
+
+# --- churn ----------------------------------------------------------------------------------
+
+_KILLED_CLIENT = textwrap.dedent("""
+    import asyncio, sys
+    from pccstream.protocol import Kind, Request
+    from pccstream.wt_client import WebTransportClient
+    async def main(port, sessions, rendition):
+        clients = []
+        for _ in range(sessions):
+            client = await WebTransportClient.open("127.0.0.1", port).__aenter__()
+            asyncio.ensure_future(client.get(Request(Kind.SEGMENT, rendition, 0)))
+            clients.append(client)
+        while min(c.response_bytes_received for c in clients) == 0:
+            await asyncio.sleep(0.005)
+        print("mid-transfer", flush=True)
+        await asyncio.sleep(3600)
+    asyncio.run(main(int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])))
+""")
+KILLED_PER_BATCH = 5
+
+
+async def run_churn(settings: SoakSettings, manifest: Manifest,
+                    progress: Progress) -> dict[str, Any]:
+    server = ServerProcess(settings.media)
+    info = await server.start()
+    port = int(info["quic_port"])
+    top = len(manifest.renditions) - 1
+    segments = len(manifest.renditions[0].segments)
+    counts = {"normal": 0, "cancelled": 0, "killed": 0}
+    wrong = 0
+    curve: list[tuple[int, float]] = []
+    done = 0
+    sample_every = max(1, settings.churn_sessions // 20)
+    settled: dict[str, tuple[int, float]] = {}
+
+    async def settle(name: str) -> None:
+        await asyncio.sleep(settings.churn_settle_s)
+        settled[name] = (done, round(_rss_mib(server.pid), 1))
+        progress(f"churn: {done} sessions, settled {settings.churn_settle_s:g} s: "
+                 f"server RSS {settled[name][1]} MiB")
+
+    try:
+        curve.append((0, round(_rss_mib(server.pid), 1)))
+        while done < settings.churn_sessions:
+            if done % settings.churn_killed_every == settings.churn_killed_every - 1:
+                await _killed_batch(port, top)
+                counts["killed"] += KILLED_PER_BATCH
+                done += KILLED_PER_BATCH
+            elif done % 10 in (7, 8):
+                async with WebTransportClient.open("127.0.0.1", port) as client:
+                    pending = asyncio.ensure_future(client.get(Request(Kind.SEGMENT, top, 0)))
+                    while client.response_bytes_received == 0 and not pending.done():
+                        await asyncio.sleep(0.002)
+                    pending.cancel()
+                counts["cancelled"] += 1
+                done += 1
+            else:
+                segment = done % segments
+                async with WebTransportClient.open("127.0.0.1", port) as client:
+                    answer = await asyncio.wait_for(
+                        client.get(Request(Kind.SEGMENT, 0, segment)), 30)
+                if (answer.header.status != Status.OK
+                        or answer.body != _expected(settings.media, manifest, 0, segment)):
+                    wrong += 1
+                counts["normal"] += 1
+                done += 1
+            if done // sample_every > len(curve) - 1:
+                curve.append((done, round(_rss_mib(server.pid), 1)))
+                progress(f"churn: {done} sessions, server RSS {curve[-1][1]} MiB")
+            if "baseline" not in settled and done >= settings.churn_baseline_session:
+                await settle("baseline")
+        await settle("end")
+    finally:
+        await server.close()
+    baseline, end = settled["baseline"], settled["end"]
+    growth = (end[1] - baseline[1]) / baseline[1]
+    return {
+        "sessions": done, "kinds": counts, "wrong_answers": wrong,
+        "rss_mib_curve": curve,
+        # [session, MiB] after the settle time: growth is measured between these two.
+        "rss_mib_settled_baseline": baseline, "rss_mib_settled_end": end,
+        "rss_growth_from_baseline": round(growth, 4),
+        "growth_judged": settings.churn_sessions >= 500,
+        "ok": wrong == 0 and (settings.churn_sessions < 500
+                              or growth <= settings.churn_max_growth),
+    }
+
+
+async def _killed_batch(port: int, rendition: int) -> None:
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", _KILLED_CLIENT, str(port), str(KILLED_PER_BATCH), str(rendition),
+        stdout=asyncio.subprocess.PIPE, env=child_process_env())
+    try:
+        assert child.stdout is not None
+        await asyncio.wait_for(child.stdout.readline(), 30)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            child.send_signal(signal.SIGKILL)
+        await child.wait()
+
+
+# --- viewers --------------------------------------------------------------------------------
+
+async def run_viewers(settings: SoakSettings, manifest: Manifest,
+                   progress: Progress) -> dict[str, Any]:
+    server = ServerProcess(settings.media)
+    info = await server.start()
+    emulator = EmulatorProcess(upstream=f"127.0.0.1:{info['quic_port']}", down="200mbit",
+                               up="200mbit", delay_ms=10, queue="1000kB", seed=1)
+    expected = {(r, s): _expected(settings.media, manifest, r, s)
+                for r in range(len(manifest.renditions))
+                for s in range(len(manifest.renditions[r].segments))}
+    totals = {"segments": 0, "bytes": 0, "wrong": 0, "errors": 0}
+    try:
+        port = await emulator.start()
+        rss_before = _rss_mib(server.pid)
+        cpu_before = server.cpu_seconds()
+        started = time.monotonic()
+        deadline = started + settings.viewer_seconds
+        progress(f"viewers: {settings.viewers} for {settings.viewer_seconds:g} s")
+
+        async def viewer(index: int) -> None:
+            rendition = index % len(manifest.renditions)
+            count = len(manifest.renditions[rendition].segments)
+            try:
+                async with WebTransportClient.open("127.0.0.1", port, timeout=30) as client:
+                    segment = index % count
+                    while time.monotonic() < deadline:
+                        answer = await asyncio.wait_for(
+                            client.get(Request(Kind.SEGMENT, rendition, segment)), 60)
+                        totals["segments"] += 1
+                        totals["bytes"] += len(answer.body)
+                        if (answer.header.status != Status.OK
+                                or answer.body != expected[(rendition, segment)]):
+                            totals["wrong"] += 1
+                        segment = (segment + 1) % count
+            except Exception as exc:  # counted and reported, the other viewers carry on
+                totals["errors"] += 1
+                progress(f"viewer {index}: {type(exc).__name__}: {exc}")
+
+        await asyncio.gather(*(viewer(i) for i in range(settings.viewers)))
+        wall = time.monotonic() - started
+        cpu = server.cpu_seconds() - cpu_before
+        rss_after = _rss_mib(server.pid)
+    finally:
+        await emulator.close()
+        await server.close()
+    return {
+        "viewers": settings.viewers, "seconds": round(wall, 1), **totals,
+        "goodput_mbps": round(totals["bytes"] * 8 / wall / 1e6, 2),
+        "server_cpu_cores": round(cpu / wall, 3),
+        "server_rss_mib_before": round(rss_before, 1),
+        "server_rss_mib_after": round(rss_after, 1),
+        "ok": totals["wrong"] == 0 and totals["errors"] == 0 and totals["segments"] > 0,
+    }
+
+
+# --- outage ---------------------------------------------------------------------------------
+
+# The thesis's controller, and the kernel default as the reference for "recovers its rate".
+OUTAGE_CONTROLLERS = ("vivace", "cubic")
+OUTAGE_AT_S = 6.0
+OUTAGE_S = 2.0
+RECOVERED_FRACTION = 0.8
+
+
+async def run_outage(progress: Progress, cc: str = "vivace") -> dict[str, Any]:
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="pccstream-soak-") as tmp:
+        media = make_bulk_media(Path(tmp) / "bulk")
+        server = ServerProcess(media, cc=cc)
+        info = await server.start()
+        emulator = EmulatorProcess(
+            upstream=f"127.0.0.1:{info['quic_port']}", scenario="outage-2s",
+            params={"outage_at_s": OUTAGE_AT_S, "outage_end_s": OUTAGE_AT_S + OUTAGE_S}, seed=1)
+        progress(f"outage: {cc} through outage-2s ({OUTAGE_S:g} s at {OUTAGE_AT_S:g} s)")
+        samples: list[tuple[float, int]] = []
+        errors = 0
+        try:
+            port = await emulator.start()
+            started = time.monotonic()  # the emulator's timeline starts with its process
+            async with WebTransportClient.open("127.0.0.1", port, timeout=30) as client:
+                async def fetch() -> None:
+                    nonlocal errors
+                    segment = 0
+                    while time.monotonic() - started < OUTAGE_AT_S + OUTAGE_S + 8:
+                        answer = await asyncio.wait_for(
+                            client.get(Request(Kind.SEGMENT, 0, segment % 8)), 40)
+                        errors += answer.header.status != Status.OK
+                        segment += 1
+
+                async def sample() -> None:
+                    while time.monotonic() - started < OUTAGE_AT_S + OUTAGE_S + 8:
+                        samples.append((time.monotonic() - started,
+                                        client.response_bytes_received))
+                        await asyncio.sleep(0.1)
+
+                await asyncio.gather(fetch(), fetch(), sample())
+        finally:
+            await emulator.close()
+            await server.close()
+    rates = [(t1, (b1 - b0) * 8 / (t1 - t0) / 1e6)
+             for (t0, b0), (t1, b1) in zip(samples, samples[5:], strict=False)]  # 0.5 s windows
+    before = [r for t, r in rates if 2.0 <= t <= OUTAGE_AT_S]
+    before_mbps = median(before) or 0.0
+    end = OUTAGE_AT_S + OUTAGE_S
+    recovered = next((t - end for t, r in rates
+                      if t > end and r >= RECOVERED_FRACTION * before_mbps), None)
+    return {
+        "cc": cc, "outage_s": OUTAGE_S, "rate_before_mbps": round(before_mbps, 2),
+        "recovery_s": None if recovered is None else round(recovered, 2),
+        "recovered_within_2s": recovered is not None and recovered <= 2.0,
+        # [s since the link came back, Mbit/s over the 0.5 s before], every 0.5 s.
+        "rate_after_mbps": [[round(t - end, 1), round(r, 2)] for t, r in rates[::5] if t > end],
+        "errors": errors,
+        "ok": errors == 0 and recovered is not None,
+    }
+
+
+def format_json(result: dict[str, Any]) -> str:
+    return json.dumps(result, indent=2)

@@ -1,0 +1,32 @@
+"""`bench soak`'s churn and viewer parts in miniature, against the real server process."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from pccstream.bench.soak import KILLED_PER_BATCH, SoakSettings, run_churn, run_viewers
+from pccstream.media.manifest import load_manifest
+
+from ..server.conftest import make_fake_media
+
+
+def test_churn_of_every_kind_gets_correct_bytes(tmp_path: Path) -> None:
+    media = make_fake_media(tmp_path / "media")
+    settings = SoakSettings(media, churn_sessions=12, churn_baseline_session=0,
+                            churn_killed_every=10, churn_settle_s=0.0)
+    result = asyncio.run(run_churn(settings, load_manifest(media), lambda line: None))
+    assert result["wrong_answers"] == 0
+    assert result["kinds"]["killed"] == KILLED_PER_BATCH
+    assert result["kinds"]["cancelled"] >= 1 and result["kinds"]["normal"] >= 1
+    assert result["ok"]  # growth is not judged below 500 sessions
+    assert len(result["rss_mib_curve"]) >= 2
+
+
+def test_concurrent_viewers_through_the_emulator_get_every_byte(tmp_path: Path) -> None:
+    media = make_fake_media(tmp_path / "media")
+    settings = SoakSettings(media, viewers=5, viewer_seconds=1.5)
+    result = asyncio.run(run_viewers(settings, load_manifest(media), lambda line: None))
+    assert result["errors"] == 0 and result["wrong"] == 0
+    assert result["segments"] >= 5
+    assert result["server_cpu_cores"] >= 0 and result["server_rss_mib_after"] > 0

@@ -1,0 +1,24 @@
+"""The server's glibc arena cap (#17 defect 7)."""
+
+from __future__ import annotations
+
+import platform
+
+import pytest
+
+from pccstream.server.memory import limit_malloc_arenas, resident_mib
+
+
+def test_the_operators_malloc_arena_max_wins(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MALLOC_ARENA_MAX", "8")
+    assert limit_malloc_arenas() is False
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="glibc only")
+def test_arenas_are_capped_on_glibc(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
+    assert limit_malloc_arenas() is True
+
+
+def test_resident_memory_is_read() -> None:
+    assert resident_mib() > 1

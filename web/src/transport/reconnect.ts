@@ -1,0 +1,141 @@
+import { transportErrorMessage } from '../errors';
+import type { KindName } from '../protocol';
+import type { Response, Timing } from './response';
+import { TransportError } from './session';
+
+/** What the reconnecting wrapper needs of one session (Session; a fake in tests). */
+export interface SessionLike {
+  readonly url: string;
+  readonly closedReason: string | null;
+  request(kind: KindName, rendition?: number, segment?: number): Promise<Response>;
+  close(): void;
+}
+
+export interface ReconnectOptions {
+  /** First wait before redialling; doubles per failed attempt up to `maxDelayMs`. */
+  firstDelayMs: number;
+  maxDelayMs: number;
+  /** Stop trying (and fail the request) after this long without a session. */
+  giveUpAfterMs: number;
+  sleep(ms: number): Promise<void>;
+  now(): number;
+  /** Progress for the page ("reconnecting…", "reconnected"). */
+  status(text: string): void;
+}
+
+export const DEFAULT_RECONNECT: Omit<ReconnectOptions, 'status'> = {
+  firstDelayMs: 250,
+  maxDelayMs: 4000,
+  giveUpAfterMs: 60_000,
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+  now: () => performance.now(),
+};
+
+/**
+ * A response's timing counted from the first attempt, so the time spent reconnecting is part
+ * of the segment's download (its throughput drops accordingly), not hidden by the retry.
+ */
+export function countedFrom(firstStartMs: number, timing: Timing): Timing {
+  const waitedMs = Math.max(0, timing.startMs - firstStartMs);
+  if (waitedMs === 0) return timing;
+  const downloadMs = timing.downloadMs + waitedMs;
+  return {
+    ...timing,
+    startMs: firstStartMs,
+    ttfbMs: timing.ttfbMs + waitedMs,
+    downloadMs,
+    throughputKbps: downloadMs > 0 ? (timing.bytes * 8) / downloadMs : timing.throughputKbps,
+  };
+}
+
+/** Backoff before attempt `n` (0-based): first·2^n, capped. */
+export function backoffMs(attempt: number, options: Pick<ReconnectOptions, 'firstDelayMs' | 'maxDelayMs'>): number {
+  return Math.min(options.maxDelayMs, options.firstDelayMs * 2 ** Math.min(attempt, 30));
+}
+
+/**
+ * A session that survives its connection: a request that fails because the session closed or
+ * failed (server restart, network gone long enough for QUIC to give up) waits while the
+ * session is redialled with exponential backoff, then is sent again on the new session. The
+ * VOD player asks for segments by index, so it resumes at the segment it was fetching;
+ * the time spent waiting shows up as a stall in the metrics, as it should.
+ */
+export class ReconnectingSession implements SessionLike {
+  /** Sessions opened after the first. */
+  reconnects = 0;
+  private session: SessionLike;
+  private redialling: Promise<void> | null = null;
+  private gaveUp: string | null = null;
+  private closed = false;
+
+  constructor(
+    first: SessionLike,
+    private readonly dial: () => Promise<SessionLike>,
+    private readonly options: ReconnectOptions,
+  ) {
+    this.session = first;
+  }
+
+  get url(): string {
+    return this.session.url;
+  }
+
+  /** Only once reconnecting has been given up (a closed session is otherwise redialled). */
+  get closedReason(): string | null {
+    return this.gaveUp;
+  }
+
+  async request(kind: KindName, rendition = 0, segment = 0): Promise<Response> {
+    let firstStartMs: number | null = null;
+    for (;;) {
+      const session = this.session;
+      firstStartMs ??= this.options.now();
+      try {
+        const response = await session.request(kind, rendition, segment);
+        return { ...response, timing: countedFrom(firstStartMs, response.timing) };
+      } catch (error) {
+        if (!(error instanceof TransportError) || this.closed) throw error;
+        await this.redial(session, error);
+      }
+    }
+  }
+
+  close(): void {
+    this.closed = true;
+    this.session.close();
+  }
+
+  /** One redial for every request that failed on `failed` (concurrent ones share it). */
+  private redial(failed: SessionLike, cause: TransportError): Promise<void> {
+    if (this.session !== failed) return Promise.resolve();
+    this.redialling ??= this.redialLoop(failed, cause).finally(() => {
+      this.redialling = null;
+    });
+    return this.redialling;
+  }
+
+  private async redialLoop(failed: SessionLike, cause: TransportError): Promise<void> {
+    failed.close();
+    const o = this.options;
+    const started = o.now();
+    let last = cause.message;
+    for (let attempt = 0; ; attempt++) {
+      const delay = backoffMs(attempt, o);
+      if (o.now() - started + delay > o.giveUpAfterMs) {
+        this.gaveUp = `the session closed and reconnecting failed for ${Math.round(o.giveUpAfterMs / 1000)} s: ${last}`;
+        throw new TransportError(this.gaveUp);
+      }
+      o.status(`connection lost (${cause.message}); reconnecting in ${delay} ms (attempt ${attempt + 1})`);
+      await o.sleep(delay);
+      if (this.closed) throw cause;
+      try {
+        this.session = await this.dial();
+        this.reconnects += 1;
+        o.status(`reconnected (${this.reconnects} so far)`);
+        return;
+      } catch (error) {
+        last = transportErrorMessage(error);
+      }
+    }
+  }
+}
