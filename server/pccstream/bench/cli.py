@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,6 @@ from pccstream.cli_conventions import (
     progress_to_stderr,
 )
 from pccstream.errors import UserError
-from pccstream.paths import REPO_ROOT
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -260,8 +260,8 @@ def _register_soak(commands: argparse._SubParsersAction) -> None:  # type: ignor
         "viewers for 60 s through the emulator checking every byte, and times the recovery "
         "from a 2 s outage; prints JSON (about 12 minutes on an idle 2-core machine).",
     )
-    soak.add_argument("--media", type=Path, default=REPO_ROOT / "media" / "default",
-                      help="media directory (default media/default)")
+    soak.add_argument("--media", type=Path, default=None,
+                      help="media directory (default: the default media, made on first use)")
     soak.add_argument("--quick", action="store_true",
                       help="a smoke run of every part in well under a minute")
     soak.add_argument("--json", action="store_true", help="print only the JSON result")
@@ -270,8 +270,10 @@ def _register_soak(commands: argparse._SubParsersAction) -> None:  # type: ignor
 
 def _soak(args: argparse.Namespace) -> int:
     from pccstream.bench.soak import SoakSettings, format_json, quick, run_soak
+    from pccstream.media.recipes import ensure_named_media
 
-    settings = quick(args.media) if args.quick else SoakSettings(args.media)
+    media: Path = args.media or ensure_named_media("default")
+    settings = quick(media) if args.quick else SoakSettings(media)
     progress = (lambda line: None) if args.json else (
         lambda line: print(line, file=sys.stderr, flush=True))
     result = run_soak(settings, progress)
