@@ -25,6 +25,7 @@ from pccstream.contracts import MAX_LIVE_KEEP_MS
 from pccstream.errors import UserError
 from pccstream.server import stream_priority
 from pccstream.server.live import LiveChannel
+from pccstream.server.memory import schedule_trim
 from pccstream.server.session import ViewerSession
 from pccstream.server.telemetry_publisher import TELEMETRY_ENCODINGS
 from pccstream.server.vod import MediaLookup, WithholdHook
@@ -156,6 +157,7 @@ class StreamingProtocol(QuicConnectionProtocol):
             for session in self._sessions.values():
                 session.close()
             self._sessions.clear()
+            schedule_trim()
         if self._http is None:
             return
         try:

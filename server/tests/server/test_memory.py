@@ -6,6 +6,7 @@ import platform
 
 import pytest
 
+from pccstream.server import memory
 from pccstream.server.memory import limit_malloc_arenas, resident_mib
 
 
@@ -22,3 +23,25 @@ def test_arenas_are_capped_on_glibc(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_resident_memory_is_read() -> None:
     assert resident_mib() > 1
+
+
+def test_connection_ends_share_one_delayed_trim(monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    trims: list[int] = []
+    monkeypatch.setattr(memory, "TRIM_DELAY_S", 0.01)
+    monkeypatch.setattr(memory, "trim_freed_memory", lambda: trims.append(1) or True)
+
+    async def scenario() -> None:
+        for _ in range(5):
+            memory.schedule_trim()
+        await asyncio.sleep(0.05)
+        memory.schedule_trim()
+        await asyncio.sleep(0.05)
+
+    asyncio.run(scenario())
+    assert trims == [1, 1]
+
+
+def test_freed_memory_is_trimmed_on_glibc() -> None:
+    assert memory.trim_freed_memory() is (memory._glibc() is not None)
