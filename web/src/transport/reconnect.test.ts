@@ -132,4 +132,29 @@ describe('ReconnectingSession', () => {
       250, 500, 1000, 2000, 4000, 4000, 4000,
     ]);
   });
+
+  it('streams the body to onBody, and after a retry hands on only the bytes not yet seen', async () => {
+    const body = Uint8Array.from({ length: 10 }, (_, i) => i);
+    /** Sends the body in pieces of 4; the first session fails after 6 bytes. */
+    class StreamingSession extends FakeSession {
+      constructor(
+        url: string,
+        private readonly failAfter: number,
+      ) {
+        super(url);
+      }
+      override request(kind: KindName, rendition = 0, segment = 0, onBody?: (piece: Uint8Array) => void): Promise<Response> {
+        for (let at = 0; at < body.length; at += 4) {
+          if (at >= this.failAfter) return Promise.reject(new TransportError('WebTransport session closed'));
+          onBody?.(body.subarray(at, Math.min(at + 4, this.failAfter, body.length)));
+          if (at + 4 > this.failAfter) return Promise.reject(new TransportError('WebTransport session closed'));
+        }
+        return super.request(kind, rendition, segment);
+      }
+    }
+    const session = new ReconnectingSession(new StreamingSession('a', 6), () => Promise.resolve(new StreamingSession('b', Infinity)), options());
+    const pieces: number[] = [];
+    await session.request('SEGMENT', 0, 0, (piece) => pieces.push(...piece));
+    expect(pieces).toEqual([...body]);
+  });
 });

@@ -7,7 +7,12 @@ import { TransportError } from './session';
 export interface SessionLike {
   readonly url: string;
   readonly closedReason: string | null;
-  request(kind: KindName, rendition?: number, segment?: number): Promise<Response>;
+  request(
+    kind: KindName,
+    rendition?: number,
+    segment?: number,
+    onBody?: (piece: Uint8Array) => void,
+  ): Promise<Response>;
   close(): void;
 }
 
@@ -85,13 +90,32 @@ export class ReconnectingSession implements SessionLike {
     return this.gaveUp;
   }
 
-  async request(kind: KindName, rendition = 0, segment = 0): Promise<Response> {
+  async request(
+    kind: KindName,
+    rendition = 0,
+    segment = 0,
+    onBody?: (piece: Uint8Array) => void,
+  ): Promise<Response> {
     let firstStartMs: number | null = null;
+    // Body bytes already handed to `onBody`: a retry sends the body again from its start, and
+    // the chunk parser must see each byte once.
+    let delivered = 0;
     for (;;) {
       const session = this.session;
       firstStartMs ??= this.options.now();
+      let seen = 0;
+      const forward = onBody
+        ? (piece: Uint8Array): void => {
+            const skip = Math.max(0, Math.min(piece.byteLength, delivered - seen));
+            seen += piece.byteLength;
+            if (skip < piece.byteLength) {
+              onBody(skip > 0 ? piece.subarray(skip) : piece);
+              delivered = seen;
+            }
+          }
+        : undefined;
       try {
-        const response = await session.request(kind, rendition, segment);
+        const response = await session.request(kind, rendition, segment, forward);
         return { ...response, timing: countedFrom(firstStartMs, response.timing) };
       } catch (error) {
         if (!(error instanceof TransportError) || this.closed) throw error;
