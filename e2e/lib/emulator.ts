@@ -1,4 +1,7 @@
 import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PCCSTREAM } from './server';
 
 export interface RunningEmulator {
@@ -45,4 +48,37 @@ export async function startEmulator(upstreamPort: number, args: string[]): Promi
       return output;
     },
   };
+}
+
+export interface ThrottleScenario {
+  name: string;
+  oneWayMs: number;
+  queue: string;
+  /** The downlink's rate until `atS`, then `throttledKbps`. */
+  rateKbps: number;
+  throttledKbps: number;
+  atS: number;
+}
+
+/** A scenario file (in a fresh temporary directory) whose downlink drops at one moment. */
+export function writeThrottleScenario(s: ThrottleScenario): string {
+  const path = join(mkdtempSync(join(tmpdir(), `pccstream-${s.name}-`)), `${s.name}.toml`);
+  writeFileSync(
+    path,
+    [
+      `name = "${s.name}"`,
+      `description = "${s.oneWayMs} ms one way; the downlink drops from ${s.rateKbps / 1000} to ${s.throttledKbps / 1000} Mbit/s at ${s.atS} s"`,
+      '[link]',
+      `delay_ms = ${s.oneWayMs}`,
+      `queue = "${s.queue}"`,
+      '[down]',
+      `rate_kbps = ${s.rateKbps}`,
+      '[[timeline]]',
+      `at_s = ${s.atS}`,
+      'direction = "down"',
+      `rate_kbps = ${s.throttledKbps}`,
+      '',
+    ].join('\n'),
+  );
+  return path;
 }

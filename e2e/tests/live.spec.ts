@@ -1,8 +1,6 @@
 import { test, expect, type Page } from '@playwright/test';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startEmulator, type RunningEmulator } from '../lib/emulator';
+import { startEmulator, writeThrottleScenario, type RunningEmulator } from '../lib/emulator';
 import { playerUrl } from '../lib/player';
 import { DEFAULT_MEDIA, REPO, startServer, type RunningServer } from '../lib/server';
 
@@ -72,25 +70,14 @@ let emulator: RunningEmulator;
 
 test.beforeAll(async () => {
   server = await startServer({ media: DEFAULT_MEDIA, args: ['--live-media', LIVE_MEDIA] });
-  const dir = mkdtempSync(join(tmpdir(), 'pccstream-live-'));
-  const scenario = join(dir, 'live-throttle.toml');
-  writeFileSync(
-    scenario,
-    [
-      'name = "live-throttle"',
-      `description = "${ONE_WAY_MS} ms one way; the downlink drops from 20 to ${THROTTLED_KBPS / 1000} Mbit/s at ${THROTTLE_AT_S} s"`,
-      '[link]',
-      `delay_ms = ${ONE_WAY_MS}`,
-      'queue = "150kB"',
-      '[down]',
-      'rate_kbps = 20000',
-      '[[timeline]]',
-      `at_s = ${THROTTLE_AT_S}`,
-      'direction = "down"',
-      `rate_kbps = ${THROTTLED_KBPS}`,
-      '',
-    ].join('\n'),
-  );
+  const scenario = writeThrottleScenario({
+    name: 'live-throttle',
+    oneWayMs: ONE_WAY_MS,
+    queue: '150kB',
+    rateKbps: 20000,
+    throttledKbps: THROTTLED_KBPS,
+    atS: THROTTLE_AT_S,
+  });
   emulator = await startEmulator(server.info.quic_port, ['--scenario', scenario]);
 });
 

@@ -5,58 +5,12 @@
  * `pccstream.media.mp4.read_chunks`; both check shared/vectors/cmaf-chunks.json.
  */
 
-/** Byte pieces waiting to be parsed: a box header is read across pieces, a chunk copied once. */
-class Pieces {
-  private pieces: Uint8Array[] = [];
-  private head = 0; // bytes of pieces[0] already taken
-  length = 0;
-
-  push(bytes: Uint8Array): void {
-    if (bytes.length === 0) return;
-    this.pieces.push(bytes.slice()); // the stream reader may reuse its buffer
-    this.length += bytes.length;
-  }
-
-  /** The byte at `offset` from the start (offset < length). */
-  byteAt(offset: number): number {
-    let at = offset + this.head;
-    for (const piece of this.pieces) {
-      if (at < piece.length) return piece[at] as number;
-      at -= piece.length;
-    }
-    throw new RangeError(`byteAt(${offset}) of ${this.length} bytes`);
-  }
-
-  /** Big-endian unsigned integer of `bytes` bytes at `offset` (as a double: exact below 2^53). */
-  uint(offset: number, bytes: number): number {
-    let value = 0;
-    for (let i = 0; i < bytes; i++) value = value * 256 + this.byteAt(offset + i);
-    return value;
-  }
-
-  take(n: number): Uint8Array<ArrayBuffer> {
-    const out = new Uint8Array(n);
-    let filled = 0;
-    while (filled < n) {
-      const piece = this.pieces[0] as Uint8Array;
-      const count = Math.min(n - filled, piece.length - this.head);
-      out.set(piece.subarray(this.head, this.head + count), filled);
-      filled += count;
-      this.head += count;
-      if (this.head === piece.length) {
-        this.pieces.shift();
-        this.head = 0;
-      }
-    }
-    this.length -= n;
-    return out;
-  }
-}
+import { ByteQueue } from '../protocol/byte-queue';
 
 const MDAT = 0x6d646174; // 'mdat'
 
 export class CmafChunkParser {
-  private readonly pending = new Pieces();
+  private readonly pending = new ByteQueue();
   /** Bytes of complete boxes at the start of `pending` (the chunk so far). */
   private boxed = 0;
   /** Body bytes seen so far (for error messages). */

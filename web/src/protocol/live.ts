@@ -9,6 +9,7 @@ import {
   MAX_LIVE_CHUNK,
   PROTOCOL_VERSION,
 } from './constants';
+import { ByteQueue } from './byte-queue';
 import { ProtocolError } from './errors';
 
 /** A live rendition: as in the manifest, without `init` and `segments`. */
@@ -157,53 +158,6 @@ export interface LiveChunk {
   firstFrame: number;
   frameCount: number;
   data: Uint8Array<ArrayBuffer>;
-}
-
-/** Byte pieces waiting to be parsed; taking n bytes copies once. */
-class ByteQueue {
-  private pieces: Uint8Array[] = [];
-  private head = 0; // bytes of pieces[0] already taken
-  length = 0;
-
-  push(bytes: Uint8Array): void {
-    if (bytes.length === 0) return;
-    this.pieces.push(bytes.slice()); // the reader may reuse its buffer
-    this.length += bytes.length;
-  }
-
-  take(n: number): Uint8Array<ArrayBuffer> {
-    if (n > this.length) throw new RangeError(`take(${n}) of ${this.length} bytes`);
-    const out = new Uint8Array(n);
-    let filled = 0;
-    while (filled < n) {
-      const piece = this.pieces[0] as Uint8Array;
-      const count = Math.min(n - filled, piece.length - this.head);
-      out.set(piece.subarray(this.head, this.head + count), filled);
-      filled += count;
-      this.head += count;
-      if (this.head === piece.length) {
-        this.pieces.shift();
-        this.head = 0;
-      }
-    }
-    this.length -= n;
-    return out;
-  }
-
-  /** The first n bytes without taking them (n small: headers). */
-  peek(n: number): Uint8Array {
-    const out = new Uint8Array(n);
-    let filled = 0;
-    let head = this.head;
-    for (const piece of this.pieces) {
-      const count = Math.min(n - filled, piece.length - head);
-      out.set(piece.subarray(head, head + count), filled);
-      filled += count;
-      head = 0;
-      if (filled === n) break;
-    }
-    return out;
-  }
 }
 
 /**
