@@ -221,6 +221,7 @@ async def run_viewers(settings: SoakSettings, manifest: Manifest,
                 for r in range(len(manifest.renditions))
                 for s in range(len(manifest.renditions[r].segments))}
     totals = {"segments": 0, "bytes": 0, "wrong": 0, "errors": 0}
+    error_messages: list[str] = []  # the first few, so --json says what went wrong
     try:
         port = await emulator.start()
         rss_before = _rss_mib(server.pid)
@@ -246,7 +247,10 @@ async def run_viewers(settings: SoakSettings, manifest: Manifest,
                         segment = (segment + 1) % count
             except Exception as exc:  # counted and reported, the other viewers carry on
                 totals["errors"] += 1
-                progress(f"viewer {index}: {type(exc).__name__}: {exc}")
+                message = f"viewer {index}: {type(exc).__name__}: {exc}"
+                if len(error_messages) < 10:
+                    error_messages.append(message)
+                progress(message)
 
         await asyncio.gather(*(viewer(i) for i in range(settings.viewers)))
         wall = time.monotonic() - started
@@ -257,6 +261,7 @@ async def run_viewers(settings: SoakSettings, manifest: Manifest,
         await server.close()
     return {
         "viewers": settings.viewers, "seconds": round(wall, 1), **totals,
+        "error_messages": error_messages,
         "goodput_mbps": round(totals["bytes"] * 8 / wall / 1e6, 2),
         "server_cpu_cores": round(cpu / wall, 3),
         "server_rss_mib_before": round(rss_before, 1),
