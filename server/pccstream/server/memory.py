@@ -37,7 +37,8 @@ def limit_malloc_arenas(arenas: int = SERVER_MALLOC_ARENAS) -> bool:
 
 
 TRIM_DELAY_S = 1.0  # after a connection ends; later ends within it share one trim
-_trim_pending = False
+# The loop a trim is pending on (a loop closed before its trim fired leaves none pending).
+_trim_loop: asyncio.AbstractEventLoop | None = None
 
 
 def trim_freed_memory() -> bool:
@@ -52,21 +53,21 @@ def trim_freed_memory() -> bool:
 def schedule_trim() -> None:
     """Trim once, TRIM_DELAY_S from now (the ended connection's objects are freed by then);
     outside an event loop, at once."""
-    global _trim_pending
+    global _trim_loop
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
         trim_freed_memory()
         return
-    if _trim_pending:
+    if _trim_loop is loop:
         return
-    _trim_pending = True
 
     def trim() -> None:
-        global _trim_pending
-        _trim_pending = False
+        global _trim_loop
+        _trim_loop = None
         trim_freed_memory()
 
+    _trim_loop = loop
     loop.call_later(TRIM_DELAY_S, trim)
 
 
