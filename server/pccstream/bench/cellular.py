@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..cli_conventions import add_json, run_command
 from ..errors import UserError
 
 PROFILE = "vivace-lte"
@@ -99,13 +100,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pccstream.bench.cellular",
                                      description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("directory", type=Path)
-    parser.add_argument("--json", action="store_true", help="print JSON rows, not a table")
-    args = parser.parse_args(argv)
-    try:
-        rows = load_rows(args.directory)
-    except UserError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    add_json(parser)
+    parser.set_defaults(func=_print_rows)
+    return run_command(parser.parse_args(argv))
+
+
+def _print_rows(args: argparse.Namespace) -> int:
+    rows = load_rows(args.directory)
     print(json.dumps(rows, indent=2) if args.json else markdown(rows))
     return 0
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from pathlib import Path
 
 from ..cc.base import Controller, SentPacket
 from ..cc.remy import TABLES
@@ -50,10 +51,16 @@ ARMS: list[Arm] = [
 
 
 def run_arm(arm: Arm, trace: TraceSchedule, *, duration: float | None = None,
-            seed: int = 1) -> CellularReport:
+            seed: int = 1, up_trace: TraceSchedule | None = None) -> CellularReport:
     _, name, params, build = arm
     return scenario_cellular(name, trace, params=params, duration=duration, seed=seed,
+                             up_trace=up_trace,
                              controller=build() if build is not None else None)
+
+
+def load_schedule(path: Path) -> TraceSchedule:
+    raw = load_trace(path)
+    return TraceSchedule(raw.times, raw.counts)
 
 
 def main() -> None:
@@ -61,16 +68,24 @@ def main() -> None:
     parser.add_argument("--traces", nargs="*", default=list(TRACES))
     parser.add_argument("--duration", type=float, default=None,
                         help="seconds (default: one pass of each trace)")
+    parser.add_argument("--arms", nargs="*", default=None, metavar="LABEL",
+                        help="only these rows (labels as in the table, e.g. sprout)")
+    parser.add_argument("--shaped-uplink", action="store_true",
+                        help="send the ACKs through the trace's .up recording, as the real "
+                             "stack's emulator does (traces without one keep a clean uplink)")
     args = parser.parse_args()
+    arms = [arm for arm in ARMS if args.arms is None or arm[0] in args.arms]
     for trace_name in args.traces:
-        raw = load_trace(TRACES_DIR / f"{trace_name}.down")
-        trace = TraceSchedule(raw.times, raw.counts)
+        trace = load_schedule(TRACES_DIR / f"{trace_name}.down")
+        up_path = TRACES_DIR / f"{trace_name}.up"
+        up = load_schedule(up_path) if args.shaped_uplink and up_path.exists() else None
         print(f"\n{trace_name} ({trace.average_mbps():.2f} Mbit/s average, "
-              f"{trace.period_s:.0f} s), link model\n")
+              f"{trace.period_s:.0f} s), link model, "
+              f"{'ACKs shaped by the .up trace' if up else 'clean uplink'}\n")
         print("| arm | Mbit/s | p95 signal delay ms | power |")
         print("| --- | ---: | ---: | ---: |")
-        for arm in ARMS:
-            r = run_arm(arm, trace, duration=args.duration)
+        for arm in arms:
+            r = run_arm(arm, trace, duration=args.duration, up_trace=up)
             print(f"| {arm[0]} | {r.throughput_mbps:.2f} | {r.p95_signal_delay_ms:.0f} | "
                   f"{r.power:.1f} |", flush=True)
 

@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..cli_conventions import add_json, run_command
 from ..errors import UserError
 from .leaderboard import plot_leaderboard
 
@@ -213,17 +214,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pccstream.bench.leaderboard_report",
                                      description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("directory", type=Path)
-    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    add_json(parser)
     parser.add_argument("--plot-dir", type=Path, help="write SCENARIO.svg plots here")
-    args = parser.parse_args(argv)
-    try:
-        runs = read_runs(args.directory)
-        summary = summarize(runs)
-        if args.plot_dir is not None:
-            plot(runs, summary, args.plot_dir)
-    except UserError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    parser.set_defaults(func=_print_summary)
+    return run_command(parser.parse_args(argv))
+
+
+def _print_summary(args: argparse.Namespace) -> int:
+    runs = read_runs(args.directory)
+    summary = summarize(runs)
+    if args.plot_dir is not None:
+        plot(runs, summary, args.plot_dir)
     print(json.dumps(summary, indent=2) if args.json else format_report(summary))
     return 0
 

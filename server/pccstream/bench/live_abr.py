@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..ab.store import open_store
+from ..cli_conventions import add_json, run_command
 from ..errors import UserError
 
 LIVE_ARM = "vivace"
@@ -85,17 +86,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pccstream.bench.live_abr",
                                      description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("dbs", nargs="+", type=Path, metavar="DB.sqlite")
-    parser.add_argument("--json", action="store_true", help="rows as JSON instead of Markdown")
-    args = parser.parse_args(argv)
-    try:
-        rows = [row for db in args.dbs for row in blocks(db)]
-    except UserError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    add_json(parser)
+    parser.set_defaults(func=_print_blocks)
+    return run_command(parser.parse_args(argv))
+
+
+def _print_blocks(args: argparse.Namespace) -> int:
+    rows = [row for db in args.dbs for row in blocks(db)]
     if not rows:
-        print("no live experiment with both a vivace and a webrtc arm in "
-              + ", ".join(str(db) for db in args.dbs), file=sys.stderr)
-        return 2
+        raise UserError("no live experiment with both a vivace and a webrtc arm in "
+                        + ", ".join(str(db) for db in args.dbs))
     sys.stdout.write(json.dumps(rows, indent=2) + "\n" if args.json else markdown(rows))
     return 0
 

@@ -156,7 +156,8 @@ def test_memory_follows_remys_definitions() -> None:
 def test_registry_selects_table_per_session() -> None:
     ctrl = create_controller("remy", {"table": "2014-100x"})
     assert isinstance(ctrl, Remy) and ctrl.table is shipped_table("2014-100x")
-    assert create_controller("remy").params == RemyParams()
+    default = create_controller("remy")
+    assert isinstance(default, Remy) and default.params == RemyParams()
 
 
 def test_unknown_table_name_is_one_clear_error() -> None:
