@@ -82,12 +82,15 @@ def main() -> None:
         print(f"\n{trace_name} ({trace.average_mbps():.2f} Mbit/s average, "
               f"{trace.period_s:.0f} s), link model, "
               f"{'ACKs shaped by the .up trace' if up else 'clean uplink'}\n")
-        print("| arm | Mbit/s | p95 signal delay ms | power |")
-        print("| --- | ---: | ---: | ---: |")
+        print("| arm | Mbit/s | p95 queue delay ms (per packet) | power | "
+              "p95 signal delay ms (mm-throughput-graph) | power (mm) |")
+        print("| --- | ---: | ---: | ---: | ---: | ---: |")
         for arm in arms:
             r = run_arm(arm, trace, duration=args.duration, up_trace=up)
+            mm = r.p95_mm_signal_delay_ms
             print(f"| {arm[0]} | {r.throughput_mbps:.2f} | {r.p95_signal_delay_ms:.0f} | "
-                  f"{r.power:.1f} |", flush=True)
+                  f"{r.power:.1f} | {mm:.0f} | "
+                  f"{r.throughput_mbps * 1000 / mm if mm > 0 else 0.0:.1f} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -35,6 +35,9 @@ from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from ..stats import percentile95_mahimahi, signal_delays
 from .base import Controller
 
 K_PACKET_THRESHOLD = 3
@@ -640,6 +643,9 @@ class CellularReport:
     capacity_mbps: float
     p95_signal_delay_ms: float  # time in the bottleneck's queue, propagation excluded
     power: float  # Mbit/s x 1000 / p95 signal delay in ms, the contest's figure of merit
+    # mm-throughput-graph's signal delay (every ms, outages included), as the emulator reports
+    # it on the real stack; the per-packet queue time above misses the ms no packet waited in.
+    p95_mm_signal_delay_ms: float = 0.0
 
 
 def scenario_cellular(name: str, trace: TraceSchedule, *, seed: int = 1,
@@ -661,9 +667,13 @@ def scenario_cellular(name: str, trace: TraceSchedule, *, seed: int = 1,
     throughput = flow.stats.delivered_bytes(0.0, duration) * 8 / duration / 1e6
     delays = [d for _, d in flow.stats.queue_delays]
     p95_ms = (percentile(delays, 95) if delays else 0.0) * 1000
+    arrival_ms = np.array([t for t, _ in flow.stats.queue_delays]) * 1000
+    departure_ms = arrival_ms + np.array(delays) * 1000
+    mm = signal_delays(arrival_ms, departure_ms)
     return CellularReport(throughput_mbps=throughput, capacity_mbps=trace.average_mbps(),
                           p95_signal_delay_ms=p95_ms,
-                          power=throughput * 1000 / p95_ms if p95_ms > 0 else 0.0)
+                          power=throughput * 1000 / p95_ms if p95_ms > 0 else 0.0,
+                          p95_mm_signal_delay_ms=percentile95_mahimahi(mm) if len(mm) else 0.0)
 
 
 def main() -> None:

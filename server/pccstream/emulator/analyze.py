@@ -26,7 +26,7 @@ import numpy as np
 from pccstream.emulator.log import MAGIC
 from pccstream.emulator.mahimahi import analyze_mahimahi, is_mahimahi_log, parse_mahimahi
 from pccstream.errors import UserError
-from pccstream.stats import percentile95_mahimahi
+from pccstream.stats import percentile95_mahimahi, signal_delays
 
 DIR_NAMES = {"d": "down", "u": "up"}
 
@@ -109,25 +109,6 @@ def parse_log(path: str | Path) -> ParsedLog:
             if t > dl.last:
                 dl.last = t
     return ParsedLog(header, dirs)
-
-
-def signal_delays(arrival: np.ndarray, departure: np.ndarray) -> np.ndarray:
-    """Per-millisecond signal delay: for each ms t from the first to the last arrival, the least
-    (departure - t') over packets arriving at t' >= t, measured from the start of ms t as
-    mm-throughput-graph does for ms-resolution logs."""
-    if len(arrival) == 0:
-        return np.zeros(0)
-    ms = np.floor(arrival).astype(np.int64)
-    lo = int(ms.min())
-    n = int(ms.max()) - lo + 1
-    own = np.full(n, np.inf)
-    np.minimum.at(own, ms - lo, departure - ms)
-    # Backward scan: sd[t] = min(own[t], sd[t+1] + 1); as a reversed running minimum of
-    # own[t] + t, minus t.
-    idx = np.arange(n, dtype=np.float64)
-    shifted = own + idx
-    run = np.minimum.accumulate(shifted[::-1])[::-1]
-    return run - idx
 
 
 def analyze(parsed: ParsedLog) -> dict[str, Any]:

@@ -196,3 +196,14 @@ def test_cellular_window_bound_survives_a_clumping_uplink() -> None:
         if setting == "1":
             assert percentile(queue, 95) < 0.040  # at most a min RTT of queue
     assert got["0"] < 0.6 * 12.0 < got["1"]
+
+
+def test_scenario_cellular_reports_mahimahis_signal_delay_for_a_sparse_sender() -> None:
+    # One packet in flight on an idle link: no packet waits, but mm-throughput-graph's
+    # per-millisecond signal delay counts the wait for the next packet: one per 40 ms RTT +
+    # the receiver's 25 ms delayed-ACK timer (it acks every second packet).
+    times = list(range(1, 1001))
+    trace = TraceSchedule(tuple(times), (1,) * len(times))
+    r = scenario_cellular("fixed", trace, duration=10.0, params={"window": "1"})
+    assert r.p95_signal_delay_ms <= 2
+    assert 55 <= r.p95_mm_signal_delay_ms <= 66

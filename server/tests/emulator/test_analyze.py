@@ -7,12 +7,13 @@ import json
 import numpy as np
 import pytest
 
-from pccstream.emulator.analyze import analyze_file, signal_delays
+from pccstream.emulator.analyze import analyze_file
 from pccstream.emulator.link import Link
 from pccstream.emulator.log import EventLog
 from pccstream.emulator.packet import Packet
 from pccstream.emulator.trace import parse_trace
 from pccstream.errors import UserError
+from pccstream.stats import signal_delays
 
 HEADER = "# pccstream-emulator-log 1\n# base_monotonic_ns: 0\n"
 
