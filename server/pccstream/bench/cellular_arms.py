@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..cc.base import Controller, SentPacket
+from ..cc.registry import split_cc_spec
 from ..cc.remy import TABLES
 from ..cc.sim import CellularReport, TraceSchedule, scenario_cellular
 from ..cc.sprout import Sprout
@@ -24,6 +25,8 @@ from ..paths import TRACES, data_path
 
 TRACES_DIR = data_path(TRACES)
 TRACES = ("Verizon-LTE-short", "TMobile-LTE-short", "ATT-LTE-driving")
+ALL_TRACES = ("Verizon-LTE-short", "TMobile-LTE-short", "ATT-LTE-driving-2016", "ATT-LTE-driving",
+              "TMobile-LTE-driving", "TMobile-UMTS-driving", "Verizon-EVDO-driving")
 
 
 def true_delivery_time(packet: SentPacket) -> float | None:
@@ -58,6 +61,11 @@ def run_arm(arm: Arm, trace: TraceSchedule, *, duration: float | None = None,
                              controller=build() if build is not None else None)
 
 
+def _registry_arm(spec: str) -> Arm:
+    name, params = split_cc_spec(spec)
+    return (spec, name, params, None)
+
+
 def load_schedule(path: Path) -> TraceSchedule:
     raw = load_trace(path)
     return TraceSchedule(raw.times, raw.counts)
@@ -65,16 +73,20 @@ def load_schedule(path: Path) -> TraceSchedule:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="link-model table of the seed arms")
-    parser.add_argument("--traces", nargs="*", default=list(TRACES))
+    parser.add_argument("--traces", nargs="*", default=list(TRACES),
+                        help=f"default: {' '.join(TRACES)}; all shipped: {' '.join(ALL_TRACES)}")
     parser.add_argument("--duration", type=float, default=None,
                         help="seconds (default: one pass of each trace)")
     parser.add_argument("--arms", nargs="*", default=None, metavar="LABEL",
-                        help="only these rows (labels as in the table, e.g. sprout)")
+                        help="only these rows (labels as in the table, e.g. sprout); any other "
+                             "NAME[:KEY=VALUE,...] runs that registered controller")
     parser.add_argument("--shaped-uplink", action="store_true",
                         help="send the ACKs through the trace's .up recording, as the real "
                              "stack's emulator does (traces without one keep a clean uplink)")
     args = parser.parse_args()
-    arms = [arm for arm in ARMS if args.arms is None or arm[0] in args.arms]
+    known = {arm[0]: arm for arm in ARMS}
+    arms = ARMS if args.arms is None else [known.get(label) or _registry_arm(label)
+                                           for label in args.arms]
     for trace_name in args.traces:
         trace = load_schedule(TRACES_DIR / f"{trace_name}.down")
         up_path = TRACES_DIR / f"{trace_name}.up"
