@@ -475,10 +475,13 @@ export class LivePlayer implements ViewerPlayer {
     const t = this.video.currentTime;
     // Stalled (or about to) on a group that is starved while a newer group's start is in: the
     // rest of it would only arrive after newer data, too late. The server, serving the newest
-    // group first, will supersede it anyway; give it up now.
+    // group first, will supersede it anyway; give it up now. Stalled is less than a frame
+    // ahead (the live stall rule): at a low playout delay a few frames ahead is the normal
+    // state, and a group's last frame may come just after the next group's keyframe.
+    const frameS = this.info === null ? 0 : this.info.fps_den / this.info.fps_num;
     if (
       this.started &&
-      bufferAhead(ranges, t) < LIVE_CONTROL.GAP_AHEAD_S &&
+      bufferAhead(ranges, t) < Math.min(LIVE_CONTROL.GAP_AHEAD_S, frameS) &&
       !ranges.some((r) => r.start > t + 1e-3) &&
       scheduler.skipForward()
     ) {
