@@ -8,15 +8,23 @@ import throttle from './testdata/live-abr-throttle.json';
 
 const FRAME_MS = 1000 / 30;
 
-/** Feed `n` frames, one per frame interval from capture `fromMs`, each `delay(i)` ms late. */
-function feed(p: PlayoutDelay, fromMs: number, n: number, delay: (i: number) => number): number {
-  let readyMs = fromMs;
-  for (let i = 0; i < n; i++) {
-    const captureMs = fromMs + i * FRAME_MS;
-    readyMs = captureMs + delay(i);
-    p.onFrame(captureMs, readyMs);
+/** A live channel's frames into a PlayoutDelay: frame i (group ⌊i/15⌋) captured i frames after `startMs`, playable `delay(i)` ms later. */
+class Frames {
+  i = 0;
+  readyMs = 0;
+  constructor(
+    readonly p: PlayoutDelay,
+    readonly startMs = 0,
+  ) {}
+  /** The next `n` frames; returns the last one's ready time. */
+  feed(n: number, delay: (i: number) => number): number {
+    for (let k = 0; k < n; k++, this.i++) {
+      const captureMs = this.startMs + this.i * FRAME_MS;
+      this.readyMs = captureMs + delay(this.i);
+      this.p.onFrame(Math.floor(this.i / 15), captureMs, this.readyMs);
+    }
+    return this.readyMs;
   }
-  return readyMs;
 }
 
 /** 25 ms one way, +5 ms for a P-frame, +60 ms for the keyframe opening every 15-frame group. */
@@ -24,59 +32,68 @@ const keyframes = (i: number): number => 25 + (i % 15 === 0 ? 60 : 5);
 
 describe('PlayoutDelay', () => {
   it('is the ceiling until a group of frames is measured', () => {
-    const p = new PlayoutDelay(FRAME_MS, 300);
-    const t = feed(p, 0, P.WARMUP_FRAMES - 1, keyframes);
-    expect(p.warm).toBe(false);
-    expect(p.delayS(t)).toBe(0.3);
-    feed(p, t, 1, () => 30);
-    expect(p.warm).toBe(true);
+    const f = new Frames(new PlayoutDelay(FRAME_MS, 300));
+    const t = f.feed(P.WARMUP_FRAMES - 1, keyframes);
+    expect(f.p.warm).toBe(false);
+    expect(f.p.delayS(t)).toBe(0.3);
+    f.feed(1, keyframes);
+    expect(f.p.warm).toBe(true);
   });
 
-  it('is the largest delay (the keyframes) + one frame + the margin', () => {
-    const p = new PlayoutDelay(FRAME_MS, 300);
-    const t = feed(p, 0, 60, keyframes);
-    expect(p.envelopeMs(t)).toBeCloseTo(85, 9);
-    expect(p.delayS(t) * 1000).toBeCloseTo(85 + FRAME_MS + P.MARGIN_MS, 9);
+  it('is the largest delay (the keyframes) + one frame + the margin on a steady path', () => {
+    const f = new Frames(new PlayoutDelay(FRAME_MS, 300));
+    const t = f.feed(60, keyframes);
+    expect(f.p.envelopeMs(t)).toBeCloseTo(85, 9);
+    expect(f.p.jitterMs()).toBe(0);
+    expect(f.p.delayS(t) * 1000).toBeCloseTo(85 + FRAME_MS + P.MARGIN_MS, 9);
+  });
+
+  it('adds JITTER_SIGMAS standard deviations of the groups\' largest delays', () => {
+    const f = new Frames(new PlayoutDelay(FRAME_MS, 1000));
+    // keyframes 85 and 125 ms late in turn: σ = 20 ms
+    const t = f.feed(15 * P.JITTER_GROUPS, (i) => keyframes(i) + (Math.floor(i / 15) % 2 === 1 && i % 15 === 0 ? 40 : 0));
+    expect(f.p.jitterMs()).toBeCloseTo(20, 9);
+    expect(f.p.delayS(t) * 1000).toBeCloseTo(125 + FRAME_MS + P.MARGIN_MS + P.JITTER_SIGMAS * 20, 9);
   });
 
   it('does not measure the frames captured before `fromCaptureMs` (the join burst)', () => {
     const p = new PlayoutDelay(FRAME_MS, 300, 1000);
-    feed(p, 0, 30, () => 400); // the group in progress, sent at once
-    const t = feed(p, 1000, 30, keyframes);
+    new Frames(p, 0).feed(30, () => 400); // the group in progress, sent at once
+    const t = new Frames(p, 1000).feed(30, keyframes);
     expect(p.envelopeMs(t)).toBeCloseTo(85, 9);
   });
 
   it('rises at once on a late frame, holds it HOLD_MS, then halves every HALF_LIFE_MS', () => {
-    const p = new PlayoutDelay(FRAME_MS, 1000);
-    let t = feed(p, 0, 30, keyframes);
-    t = feed(p, t, 1, () => 200); // one late frame
-    expect(p.envelopeMs(t)).toBe(200);
-    const lateAt = t;
+    const f = new Frames(new PlayoutDelay(FRAME_MS, 1000));
+    f.feed(30, keyframes);
+    const lateAt = f.feed(1, () => 200); // one late frame
+    expect(f.p.envelopeMs(lateAt)).toBe(200);
     // more ordinary frames: the late one still counts in full during the hold...
-    t = feed(p, t, Math.floor(P.HOLD_MS / FRAME_MS) - 1, keyframes);
-    expect(p.envelopeMs(lateAt + P.HOLD_MS)).toBeCloseTo(200, 9);
+    f.feed(Math.floor(P.HOLD_MS / FRAME_MS) - 1, keyframes);
+    expect(f.p.envelopeMs(lateAt + P.HOLD_MS)).toBeCloseTo(200, 9);
     // ...then halves every HALF_LIFE_MS, down to what the frames measure now
-    expect(p.envelopeMs(lateAt + P.HOLD_MS + P.HALF_LIFE_MS)).toBeCloseTo(100, 6);
-    expect(p.envelopeMs(lateAt + P.HOLD_MS + 2 * P.HALF_LIFE_MS)).toBeCloseTo(85, 6);
+    expect(f.p.envelopeMs(lateAt + P.HOLD_MS + P.HALF_LIFE_MS)).toBeCloseTo(100, 6);
+    expect(f.p.envelopeMs(lateAt + P.HOLD_MS + 2 * P.HALF_LIFE_MS)).toBeCloseTo(85, 6);
   });
 
   it('never exceeds the ceiling, and a delay beyond it decays from the ceiling', () => {
-    const p = new PlayoutDelay(FRAME_MS, 300);
-    let t = feed(p, 0, 30, keyframes);
-    t = feed(p, t, 1, () => 2000); // an outage
-    expect(p.delayS(t)).toBe(0.3);
-    expect(p.envelopeMs(t)).toBe(300);
-    expect(p.envelopeMs(t + P.HOLD_MS + P.HALF_LIFE_MS)).toBeCloseTo(150, 6);
+    const f = new Frames(new PlayoutDelay(FRAME_MS, 300));
+    f.feed(30, keyframes);
+    const t = f.feed(1, () => 2000); // an outage
+    expect(f.p.delayS(t)).toBe(0.3);
+    expect(f.p.envelopeMs(t)).toBe(300);
+    expect(f.p.envelopeMs(t + P.HOLD_MS + P.HALF_LIFE_MS)).toBeCloseTo(150, 6);
   });
 
   it('rewarm: back to the ceiling until WARMUP_FRAMES more frames are measured', () => {
-    const p = new PlayoutDelay(FRAME_MS, 300);
-    let t = feed(p, 0, 30, keyframes);
-    expect(p.delayS(t)).toBeLessThan(0.3);
-    p.rewarm();
-    expect(p.delayS(t)).toBe(0.3);
-    t = feed(p, t, P.WARMUP_FRAMES, (i) => 25 + (i % 15 === 0 ? 120 : 10)); // a larger rendition
-    expect(p.delayS(t) * 1000).toBeCloseTo(145 + FRAME_MS + P.MARGIN_MS, 9);
+    const f = new Frames(new PlayoutDelay(FRAME_MS, 1000));
+    let t = f.feed(30, keyframes);
+    expect(f.p.delayS(t)).toBeLessThan(0.3);
+    f.p.rewarm();
+    expect(f.p.delayS(t)).toBe(1);
+    t = f.feed(P.WARMUP_FRAMES, (i) => 25 + (i % 15 === 0 ? 120 : 10)); // a larger rendition
+    expect(f.p.jitterMs()).toBeGreaterThan(0);
+    expect(f.p.delayS(t) * 1000).toBeCloseTo(145 + FRAME_MS + P.MARGIN_MS + P.JITTER_SIGMAS * f.p.jitterMs(), 9);
   });
 
   it('keeps few samples (the decreasing envelope) over a long run', () => {
@@ -86,8 +103,9 @@ describe('PlayoutDelay', () => {
       seed = (seed * 1103515245 + 12345) % 2 ** 31;
       return seed / 2 ** 31;
     };
-    feed(p, 0, 30 * 600, (i) => keyframes(i) + 20 * noise()); // 10 minutes
+    new Frames(p).feed(30 * 600, (i) => keyframes(i) + 20 * noise()); // 10 minutes
     expect((p as unknown as { samples: unknown[] }).samples.length).toBeLessThan(50);
+    expect((p as unknown as { groupMax: Map<number, number> }).groupMax.size).toBeLessThanOrEqual(P.JITTER_GROUPS);
   });
 });
 
@@ -165,7 +183,7 @@ function simulate(arrivals: Arrival[], targetS: number, opts: { fixed?: boolean;
       changed = true;
       if (a.bitrateBps > lastBitrate) playout.rewarm();
       lastBitrate = a.bitrateBps;
-      playout.onFrame(a.captureMs, a.arrivalMs);
+      playout.onFrame(a.group, a.captureMs, a.arrivalMs);
     }
     if (changed) {
       rs = [];

@@ -11,13 +11,17 @@
  * (web/README.md: less than one frame buffered ahead is a stall) then needs λ ≥ d + one frame:
  * just before the frame is appended, the buffer ends where it begins. So the playout delay is
  *
- *   λ = min(ceiling, envelope(d) + one frame + MARGIN_MS)
+ *   λ = min(ceiling, envelope(d) + one frame + MARGIN_MS + JITTER_SIGMAS · σ)
  *
  * where the envelope is the largest recent delay: a new delay raises it at once (late frames
  * stall, and a stall costs more latency than a margin saves), and it comes down slowly — each
  * delay counts in full for HOLD_MS, then halves every HALF_LIFE_MS. The largest delay, not a
  * percentile: every group starts with a keyframe several times a frame's size, sent as one
  * burst, so a percentile below the keyframes' share (1 frame in 15) is one stall per group.
+ * σ is the standard deviation of the groups' largest delays over the last JITTER_GROUPS
+ * groups: the envelope only covers what was seen, and on a path whose delay jumps (an RTT
+ * change, a busy page) the next jump may be larger; as WebRTC's jitter buffer adds 2.33 σ of
+ * its delay noise, a steady path pays little for it and a jumpy one plays at the ceiling.
  *
  * The envelope is trusted once WARMUP_FRAMES frames are measured; until then (and after
  * `rewarm`) the playout delay is the ceiling. The group in progress when joining is not
@@ -38,6 +42,10 @@ export const LIVE_PLAYOUT = {
   HALF_LIFE_MS: 5_000,
   /** Frames measured before the envelope is trusted: one group (0.5 s), its keyframe included. */
   WARMUP_FRAMES: 15,
+  /** Standard deviations of the groups' largest delays added to the playout delay. */
+  JITTER_SIGMAS: 2,
+  /** Groups whose largest delays σ is taken over (10 s of 0.5 s groups, as HOLD_MS). */
+  JITTER_GROUPS: 20,
 } as const;
 
 interface DelaySample {
@@ -53,6 +61,8 @@ export class PlayoutDelay {
   private samples: DelaySample[] = [];
   /** Frames measured since the start or the last `rewarm`. */
   private measured = 0;
+  /** The largest delay of each recent group, ms. */
+  private readonly groupMax = new Map<number, number>();
 
   /**
    * @param frameMs one frame's duration
@@ -65,13 +75,15 @@ export class PlayoutDelay {
     private readonly fromCaptureMs = -Infinity,
   ) {}
 
-  /** A frame captured at `captureMs` became playable at `readyMs` (both wall clock, ms). */
-  onFrame(captureMs: number, readyMs: number): void {
+  /** A frame of `group` captured at `captureMs` became playable at `readyMs` (both wall clock, ms). */
+  onFrame(group: number, captureMs: number, readyMs: number): void {
     if (captureMs < this.fromCaptureMs) return;
     // A delay beyond the ceiling cannot be played at anyway; held in full it would keep the
     // playout delay at the ceiling long after.
     const delayMs = Math.min(readyMs - captureMs, this.ceilingMs);
     this.measured += 1;
+    this.groupMax.set(group, Math.max(this.groupMax.get(group) ?? -Infinity, delayMs));
+    for (const g of this.groupMax.keys()) if (g <= group - LIVE_PLAYOUT.JITTER_GROUPS) this.groupMax.delete(g);
     while (this.samples.length > 0 && (this.samples[this.samples.length - 1] as DelaySample).delayMs <= delayMs) this.samples.pop();
     this.samples.push({ atMs: readyMs, delayMs });
     // The oldest sample has the largest delay; once it weighs less than the next one it
@@ -101,10 +113,19 @@ export class PlayoutDelay {
     return best;
   }
 
-  /** The playout delay now, s: the envelope + one frame + MARGIN_MS, at most the ceiling (the ceiling until warm). */
+  /** Standard deviation of the recent groups' largest delays, ms (0 with fewer than 3 groups). */
+  jitterMs(): number {
+    const xs = [...this.groupMax.values()];
+    if (xs.length < 3) return 0;
+    const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
+    return Math.sqrt(xs.reduce((a, x) => a + (x - mean) ** 2, 0) / xs.length);
+  }
+
+  /** The playout delay now, s: envelope + one frame + MARGIN_MS + JITTER_SIGMAS · σ, at most the ceiling (the ceiling until warm). */
   delayS(nowMs: number): number {
     const envelope = this.envelopeMs(nowMs);
     if (!this.warm || envelope === null) return this.ceilingMs / 1000;
-    return Math.min(this.ceilingMs, Math.max(0, envelope) + this.frameMs + LIVE_PLAYOUT.MARGIN_MS) / 1000;
+    const ms = Math.max(0, envelope) + this.frameMs + LIVE_PLAYOUT.MARGIN_MS + LIVE_PLAYOUT.JITTER_SIGMAS * this.jitterMs();
+    return Math.min(this.ceilingMs, ms) / 1000;
   }
 }

@@ -403,7 +403,7 @@ export class LivePlayer implements ViewerPlayer {
         }
         if (item.chunk.firstFrame === 0 && r !== null && this.info !== null) this.notePlayed(groupStartSeconds(this.info, item.group), r);
         await buffer.append(item.chunk.data);
-        if (this.info !== null) this.playout?.onFrame(this.captureMs(item.group, item.chunk.firstFrame), this.deps.now());
+        if (this.info !== null) this.playout?.onFrame(item.group, this.captureMs(item.group, item.chunk.firstFrame), this.deps.now());
       }
     } catch (error) {
       this.fatal ??= error;
