@@ -97,6 +97,13 @@ describe('control', () => {
     // enough ahead: not yet
     expect(control({ ...base, currentTime: 96.5, liveEdge: 98.4, ranges }).seekTo).toBeNull();
   });
+
+  it('waits at a gap until the later range starts min(playout delay, target / 2) behind the edge', () => {
+    const ranges = [{ start: 95, end: 97 }, { start: 97.5, end: 97.55 }]; // its keyframe just in
+    const at = { ...base, currentTime: 96.99, ranges, targetS: 0.3, playoutS: 0.12 };
+    expect(control({ ...at, liveEdge: 97.56 })).toMatchObject({ seekTo: null, rate: 1 });
+    expect(control({ ...at, liveEdge: 97.62 }).seekTo).toBeCloseTo(97.5, 2);
+  });
 });
 
 describe('low targets', () => {

@@ -140,11 +140,15 @@ export function control(input: ControlInput): Decision {
   const C = LIVE_CONTROL;
   const latency = liveEdge - currentTime;
 
+  const overTarget = latency > targetS + (input.skipS ?? C.SKIP_S);
   const overPlayout = playoutS < targetS - EPS && latency > playoutS + C.PLAYOUT_SKIP_S;
-  if (overPlayout || latency > targetS + (input.skipS ?? C.SKIP_S)) {
+  if (overPlayout || overTarget) {
     const q = skipPosition(liveEdge, currentTime, ranges, playoutS);
     const minGain = overPlayout ? C.PLAYOUT_SKIP_S / 2 : C.MIN_SKIP_GAIN_S;
-    if (q !== null && q - currentTime >= minGain) return { seekTo: q, reason: 'skip', rate: 1, mode: 'hold' };
+    // Below the target, a skip never lands nearer the edge than the playout delay (a group
+    // start that has just arrived: the frames queued behind its keyframe would be late).
+    const fresh = q !== null && !overTarget && q > liveEdge - playoutS + EPS;
+    if (q !== null && !fresh && q - currentTime >= minGain) return { seekTo: q, reason: 'skip', rate: 1, mode: 'hold' };
   }
 
   const ahead = bufferAhead(ranges, currentTime);
@@ -153,7 +157,13 @@ export function control(input: ControlInput): Decision {
   const catchupAhead = Math.min(C.CATCHUP_MIN_AHEAD_S, 2 * catchupBand);
   if (ahead < Math.min(C.GAP_AHEAD_S, targetS / 2)) {
     const later = ranges.find((r) => r.start > currentTime + EPS);
-    if (later !== undefined) return { seekTo: later.start + EPS, reason: 'gap', rate: 1, mode: 'hold' };
+    // Not before the later range's start is min(playout delay, target / 2) behind the live
+    // edge: landing on a keyframe that has just arrived, the frames queued behind it would
+    // come too late one after another (a stall each); waiting makes it one.
+    if (later !== undefined && liveEdge - later.start >= Math.min(playoutS, targetS / 2) - EPS) {
+      return { seekTo: later.start + EPS, reason: 'gap', rate: 1, mode: 'hold' };
+    }
+    if (later !== undefined) return { seekTo: null, reason: null, rate: 1, mode: 'hold' };
   }
 
   const err = latency - playoutS;

@@ -100,8 +100,8 @@ describe('PlayoutDelay', () => {
     const p = new PlayoutDelay(FRAME_MS, 300);
     let seed = 7;
     const noise = (): number => {
-      seed = (seed * 1103515245 + 12345) % 2 ** 31;
-      return seed / 2 ** 31;
+      seed = (seed * 16807) % 2147483647; // Park–Miller: exact in doubles
+      return seed / 2147483647;
     };
     new Frames(p).feed(30 * 600, (i) => keyframes(i) + 20 * noise()); // 10 minutes
     expect((p as unknown as { samples: unknown[] }).samples.length).toBeLessThan(50);
