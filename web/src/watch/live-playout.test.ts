@@ -5,6 +5,7 @@ import { LIVE_PLAYOUT as P, PlayoutDelay } from './live-playout';
 import type { Range } from '../media/ranges';
 import rttflap from './testdata/live-abr-rttflap.json';
 import throttle from './testdata/live-abr-throttle.json';
+import sixMbps from './testdata/live-abr-6mbps.json';
 
 const FRAME_MS = 1000 / 30;
 
@@ -258,6 +259,7 @@ describe('the playout delay on arrival timelines (the control of live-control.ts
     for (const [trace, target] of [
       [rttflap, 0.3],
       [throttle, 0.5],
+      [sixMbps, 0.3],
     ] as const) {
       const run = simulate(traceArrivals(trace as unknown as AbrTrace), target, { trace: trace as unknown as AbrTrace });
       expect(Math.max(...run.playoutMs)).toBeLessThanOrEqual(target * 1000 + 1e-9);
@@ -267,13 +269,13 @@ describe('the playout delay on arrival timelines (the control of live-control.ts
   for (const [name, trace, target] of [
     ['video-rttflap (300 ms target)', rttflap, 0.3],
     ['the 20 → 1.2 Mbit/s throttle (500 ms target)', throttle, 0.5],
+    ['live-6mbps-40ms-1bdp (300 ms target)', sixMbps, 0.3],
   ] as const) {
     it(`on the recorded ${name} trace stalls no more than holding the target`, () => {
       const t = trace as unknown as AbrTrace;
       const arrivals = traceArrivals(t);
       const run = simulate(arrivals, target, { trace: t });
       const fixed = simulate(arrivals, target, { fixed: true, trace: t });
-      console.log(name, { stalls: run.stalls, fixedStalls: fixed.stalls, p50: pct(run.latencyMs, 0.5), p95: pct(run.latencyMs, 0.95), fixedP50: pct(fixed.latencyMs, 0.5), fixedP95: pct(fixed.latencyMs, 0.95), playoutP50: pct(run.playoutMs, 0.5), playoutP5: pct(run.playoutMs, 0.05) });
       expect(run.stalls).toBeLessThanOrEqual(fixed.stalls);
       expect(pct(run.latencyMs, 0.5)).toBeLessThanOrEqual(pct(fixed.latencyMs, 0.5) + 1);
     });
