@@ -46,7 +46,8 @@ POLL = """() => { const m = window.pccstream.metrics();
   return {t_ms: performance.now(), state: m.state, buffer_s: m.bufferSeconds,
           current_time_s: m.currentTime, stall_count: m.stallCount,
           stall_seconds: m.stallSeconds, ended: m.ended, error: m.error,
-          latency_ms: m.latencyLastMs ?? null, frame_height: m.frameHeight ?? null}; }"""
+          latency_ms: m.latencyLastMs ?? null, playout_ms: m.playoutDelayMs ?? null,
+          frame_height: m.frameHeight ?? null}; }"""
 
 
 class RunFailed(Exception):

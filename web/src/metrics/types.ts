@@ -71,6 +71,8 @@ export interface LiveMetrics {
   latencyLastMs: number | null;
   /** The playhead's lag behind the live edge now: now − epoch − currentTime, ms. */
   mediaLatencyMs: number | null;
+  /** The playout delay the player keeps the playhead at (live-playout.ts: as early as the frames' measured delays allow, at most the target), ms. */
+  playoutDelayMs: number | null;
   /** Frames never shown between two shown ones (gaps in the frame codes). */
   framesSkipped: number | null;
   /** Frames shown whose code was read. */

@@ -23,6 +23,7 @@ const base = {
   latencyMaxMs: null,
   latencyLastMs: null,
   mediaLatencyMs: null,
+  playoutDelayMs: null,
   framesSkipped: null,
   framesShown: null,
   framesUnreadable: null,
@@ -38,12 +39,13 @@ describe('MetricsPanel liveRows', () => {
   });
   it('shows the latencies in live mode', () => {
     const rows = Object.fromEntries(
-      liveRows({ ...base, mode: 'live', targetLatencyMs: 1000, latencyLastMs: 1043.4, latencyP50Ms: 1010, latencyP95Ms: 1100, latencyMaxMs: 1500, mediaLatencyMs: 1080, framesShown: 300, framesSkipped: 2, framesUnreadable: 0, groupsReceived: 20, groupsDropped: 1, liveSeeks: 0, playbackRate: 1.02 }),
+      liveRows({ ...base, mode: 'live', targetLatencyMs: 1000, latencyLastMs: 1043.4, latencyP50Ms: 1010, latencyP95Ms: 1100, latencyMaxMs: 1500, mediaLatencyMs: 1080, playoutDelayMs: 163.3, framesShown: 300, framesSkipped: 2, framesUnreadable: 0, groupsReceived: 20, groupsDropped: 1, liveSeeks: 0, playbackRate: 1.02 }),
     );
     expect(rows['target latency']).toBe('1000 ms');
     expect(rows['glass-to-glass: last frame']).toBe('1043 ms');
     expect(rows['glass-to-glass: p50 / p95 / max']).toBe('1010 ms / 1100 ms / 1500 ms');
     expect(rows['playhead behind live (mediaLatencyMs)']).toBe('1080 ms');
+    expect(rows['playout delay']).toBe('163 ms');
     expect(rows['frames shown / skipped / unreadable']).toBe('300 / 2 / 0');
     expect(rows['playbackRate']).toBe('1.020');
   });

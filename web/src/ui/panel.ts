@@ -22,6 +22,7 @@ export function liveRows(m: Metrics): [string, string][] {
     ['glass-to-glass: last frame', ms(m.latencyLastMs)],
     ['glass-to-glass: p50 / p95 / max', [m.latencyP50Ms, m.latencyP95Ms, m.latencyMaxMs].map(ms).join(' / ')],
     ['playhead behind live (mediaLatencyMs)', ms(m.mediaLatencyMs)],
+    ['playout delay', ms(m.playoutDelayMs)],
     ['frames shown / skipped / unreadable', [m.framesShown, m.framesSkipped, m.framesUnreadable].map(count).join(' / ')],
     ['groups received / dropped', `${count(m.groupsReceived)} / ${count(m.groupsDropped)}`],
     ['live seeks', count(m.liveSeeks)],

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { replayTrace, type AbrTrace } from './live-abr';
 import rttflap from './testdata/live-abr-rttflap.json';
 import throttle from './testdata/live-abr-throttle.json';
+import sixMbps from './testdata/live-abr-6mbps.json';
 
 /**
  * Live ABR on recorded arrival traces: what the player's LiveAbr was told in a real run
@@ -13,6 +14,7 @@ type Recorded = AbrTrace & { decisions: Array<[number, string]> };
 const traces: Array<[string, Recorded]> = [
   ['a 20 → 1.2 Mbit/s throttle, 500 ms target', throttle as unknown as Recorded],
   ['video-rttflap at 1.1 × 2.5 Mbit/s, 300 ms target, 2500k cap', rttflap as unknown as Recorded],
+  ['live-6mbps-40ms-1bdp, 300 ms target, 2500k cap (the playout-delay player)', sixMbps as unknown as Recorded],
 ];
 
 describe('LiveAbr on recorded arrival traces (src/watch/testdata)', () => {

@@ -130,4 +130,16 @@ describe('LiveAbr on a simulated bottleneck', () => {
     expect(abr.lastThroughputKbps).toBeCloseTo((37_500 * 8) / 780, 6);
     expect(abr.rendition).toBe(0);
   });
+
+  it('is starting up until STARTUP_GROUPS groups are measured (the player keeps its playout delay at the target meanwhile)', () => {
+    const abr = new LiveAbr(LADDER, { groupS: 0.5, targetS: 0.3, initial: 0 });
+    expect(abr.startingUp).toBe(true);
+    // (the first group's keyframe has no smaller chunk before it to measure against)
+    for (let g = 0; g < LIVE_ABR.STARTUP_GROUPS + 1; g++) {
+      expect(abr.startingUp).toBe(true);
+      for (let j = 0; j < F; j++) abr.onChunk({ group: g, rendition: 0, bytes: j === 0 ? 8000 : 1000, captureMs: (g * F + j) * FRAME_MS, arrivalMs: (g * F + j) * FRAME_MS + (j === 0 ? 30 : 20) });
+      abr.onGroupEnd(g, true, { latencyS: 0.3, bufferS: 0.2 });
+    }
+    expect(abr.startingUp).toBe(false);
+  });
 });

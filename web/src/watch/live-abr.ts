@@ -204,6 +204,11 @@ export class LiveAbr {
     return this.order[this.position] as number;
   }
 
+  /** Still in start-up: fewer than STARTUP_GROUPS groups measured (the rendition is the start-up's guess). */
+  get startingUp(): boolean {
+    return this.measured < LIVE_ABR.STARTUP_GROUPS;
+  }
+
   /** The renditions the learner chooses from, ascending bitrate. */
   get ladder(): readonly number[] {
     return this.order;

@@ -1,7 +1,11 @@
 /**
  * Live latency control, pure: where to start, when to seek forward (skip) or over a gap, and
- * the playback rate that holds the playhead `target` behind the live edge. All times are media
- * seconds; the live edge is (now − epoch) / 1000, the media time of a frame captured now.
+ * the playback rate that keeps the playhead at the playout delay behind the live edge. All
+ * times are media seconds; the live edge is (now − epoch) / 1000, the media time of a frame
+ * captured now.
+ *
+ * The playout delay (live-playout.ts) is as early as the measured frame delays allow; the
+ * target latency is its ceiling, and what skips are measured against.
  *
  * Latency here is the playhead's: liveEdge − currentTime (what the viewer sees lags capture by
  * that much). The glass-to-glass figures in the metrics come from the burned-in frame codes.
@@ -11,23 +15,37 @@ import { bufferAhead, type Range } from '../media/ranges';
 
 /** The constants (documented in web/README.md, "Live"). */
 export const LIVE_CONTROL = {
-  /** Latency above target + this: play faster (catch up). */
+  /** Latency above the playout delay + this: play faster (catch up). */
   CATCHUP_BAND_S: 0.15,
-  /** Latency below target − this: play slower. */
-  SLOW_BAND_S: 0.15,
-  /** Catch-up rate: 1 + GAIN × (latency − target), clamped to [MIN_CATCHUP_RATE, MAX_RATE]. */
-  CATCHUP_GAIN: 0.25,
+  /**
+   * Latency below the playout delay − this: play slower. Small: below the playout delay the
+   * next late keyframe stalls (above it only costs latency).
+   */
+  SLOW_BAND_S: 0.01,
+  /** Catch-up rate: 1 + GAIN × (latency − playout delay), clamped to [MIN_CATCHUP_RATE, MAX_RATE]. */
+  CATCHUP_GAIN: 1,
   MIN_CATCHUP_RATE: 1.02,
   MAX_RATE: 1.1,
-  /** Rate while latency is below the band. */
-  SLOW_RATE: 0.95,
+  /** Slow rate: 1 + GAIN × (latency − playout delay), clamped to [MIN_RATE, SLOW_RATE]. */
+  SLOW_GAIN: 1,
+  SLOW_RATE: 0.97,
+  MIN_RATE: 0.9,
   /** No catch-up with less than this buffered ahead (it would only stall sooner). */
   CATCHUP_MIN_AHEAD_S: 0.3,
   /** Latency above target + this: seek forward (skip). */
   SKIP_S: 1.0,
-  /** A skip must cut the latency by at least this much. */
+  /**
+   * With the playout delay below the target, latency above the playout delay + this also
+   * skips (to it): after joining, the playout delay is known about a second in, and catching
+   * up over it at ≤ MAX_RATE would keep the latency high for seconds.
+   */
+  PLAYOUT_SKIP_S: 0.1,
+  /** A skip must cut the latency by at least this much (half PLAYOUT_SKIP_S for a skip to the playout delay). */
   MIN_SKIP_GAIN_S: 0.25,
-  /** A skip lands at least this far before the end of the buffered data (when it can). */
+  /**
+   * A skip lands at least this far before the end of the buffered data (when it can); at most
+   * BAND_FRACTION_OF_TARGET of the latency it aims at (the playout delay has its own margin).
+   */
   SEEK_MARGIN_S: 0.3,
   /** With less than this ahead in the current range and a later range: jump the gap (= the stall threshold). */
   GAP_AHEAD_S: 0.1,
@@ -41,8 +59,8 @@ export const LIVE_CONTROL = {
 } as const;
 
 /**
- * The bands and the catch-up buffer floor scale down with low targets (a 150 ms target cannot
- * tolerate ±150 ms): at most this fraction of the target.
+ * The catch-up band and buffer floor scale down with low playout delays (a 150 ms delay cannot
+ * tolerate +150 ms): at most this fraction of the playout delay.
  */
 export const BAND_FRACTION_OF_TARGET = 0.25;
 
@@ -58,7 +76,10 @@ export interface ControlInput {
   currentTime: number;
   /** Buffered ranges, ascending. */
   ranges: readonly Range[];
+  /** The target latency: the ceiling (skips are measured against it). */
   targetS: number;
+  /** Where to hold the latency (live-playout.ts), ≤ targetS (default: targetS). */
+  playoutS?: number;
   /** The rate mode chosen last time (hysteresis). */
   mode: RateMode;
   /** Skip when the latency is more than this over target, s (default LIVE_CONTROL.SKIP_S). */
@@ -92,42 +113,60 @@ export function startPosition(liveEdge: number, ranges: readonly Range[], target
 }
 
 /**
- * Where to skip to: the buffered position closest to liveEdge − target, kept SEEK_MARGIN_S
+ * Where to skip to: the buffered position closest to liveEdge − latencyS, kept SEEK_MARGIN_S
  * before the end of its range when the range allows; null when none is after `currentTime`.
  */
-export function skipPosition(liveEdge: number, currentTime: number, ranges: readonly Range[], targetS: number): number | null {
-  const wanted = liveEdge - targetS;
+export function skipPosition(liveEdge: number, currentTime: number, ranges: readonly Range[], latencyS: number): number | null {
+  const wanted = liveEdge - latencyS;
+  const margin = scaled(LIVE_CONTROL.SEEK_MARGIN_S, latencyS);
   let best: number | null = null;
   for (const r of ranges) {
     if (r.end <= currentTime + EPS) continue;
-    const latest = Math.max(r.start, r.end - LIVE_CONTROL.SEEK_MARGIN_S);
+    const latest = Math.max(r.start, r.end - margin);
     const q = Math.max(Math.max(r.start, currentTime), Math.min(wanted, latest));
     if (best === null || Math.abs(q - wanted) < Math.abs(best - wanted)) best = q;
   }
   return best;
 }
 
-/** One control step while playing. */
+/**
+ * One control step while playing: skip (to the playout delay) when the latency is more than
+ * `skipS` over the target or, with the playout delay below the target, PLAYOUT_SKIP_S over the
+ * playout delay; else a rate that brings the latency to the playout delay.
+ */
 export function control(input: ControlInput): Decision {
   const { liveEdge, currentTime, ranges, targetS } = input;
+  const playoutS = Math.min(targetS, input.playoutS ?? targetS);
   const C = LIVE_CONTROL;
   const latency = liveEdge - currentTime;
 
-  if (latency > targetS + (input.skipS ?? C.SKIP_S)) {
-    const q = skipPosition(liveEdge, currentTime, ranges, targetS);
-    if (q !== null && q - currentTime >= C.MIN_SKIP_GAIN_S) return { seekTo: q, reason: 'skip', rate: 1, mode: 'hold' };
+  const overTarget = latency > targetS + (input.skipS ?? C.SKIP_S);
+  const overPlayout = playoutS < targetS - EPS && latency > playoutS + C.PLAYOUT_SKIP_S;
+  if (overPlayout || overTarget) {
+    const q = skipPosition(liveEdge, currentTime, ranges, playoutS);
+    const minGain = overPlayout ? C.PLAYOUT_SKIP_S / 2 : C.MIN_SKIP_GAIN_S;
+    // Below the target, a skip never lands nearer the edge than the playout delay (a group
+    // start that has just arrived: the frames queued behind its keyframe would be late).
+    const fresh = q !== null && !overTarget && q > liveEdge - playoutS + EPS;
+    if (q !== null && !fresh && q - currentTime >= minGain) return { seekTo: q, reason: 'skip', rate: 1, mode: 'hold' };
   }
 
   const ahead = bufferAhead(ranges, currentTime);
-  const catchupBand = scaled(C.CATCHUP_BAND_S, targetS);
-  const slowBand = scaled(C.SLOW_BAND_S, targetS);
+  const catchupBand = scaled(C.CATCHUP_BAND_S, playoutS);
+  const slowBand = scaled(C.SLOW_BAND_S, playoutS);
   const catchupAhead = Math.min(C.CATCHUP_MIN_AHEAD_S, 2 * catchupBand);
   if (ahead < Math.min(C.GAP_AHEAD_S, targetS / 2)) {
     const later = ranges.find((r) => r.start > currentTime + EPS);
-    if (later !== undefined) return { seekTo: later.start + EPS, reason: 'gap', rate: 1, mode: 'hold' };
+    // Not before the later range's start is min(playout delay, target / 2) behind the live
+    // edge: landing on a keyframe that has just arrived, the frames queued behind it would
+    // come too late one after another (a stall each); waiting makes it one.
+    if (later !== undefined && liveEdge - later.start >= Math.min(playoutS, targetS / 2) - EPS) {
+      return { seekTo: later.start + EPS, reason: 'gap', rate: 1, mode: 'hold' };
+    }
+    if (later !== undefined) return { seekTo: null, reason: null, rate: 1, mode: 'hold' };
   }
 
-  const err = latency - targetS;
+  const err = latency - playoutS;
   let mode: RateMode = input.mode;
   if (mode === 'catchup' && (err <= 0 || ahead < catchupAhead)) mode = 'hold';
   if (mode === 'slow' && err >= 0) mode = 'hold';
@@ -139,7 +178,7 @@ export function control(input: ControlInput): Decision {
     mode === 'catchup'
       ? Math.min(C.MAX_RATE, Math.max(C.MIN_CATCHUP_RATE, 1 + C.CATCHUP_GAIN * err))
       : mode === 'slow'
-        ? C.SLOW_RATE
+        ? Math.max(C.MIN_RATE, Math.min(C.SLOW_RATE, 1 + C.SLOW_GAIN * err))
         : 1;
   return { seekTo: null, reason: null, rate, mode };
 }

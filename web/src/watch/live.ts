@@ -1,9 +1,11 @@
 /**
  * The live player (mode=live, shared/PROTOCOL.md "Live"): LIVE_INFO → rendition → LIVE_INIT →
  * SUBSCRIBE at the live edge; then every LIVE_GROUP stream is parsed as it arrives, its chunks
- * appended in order (GroupScheduler decides which group), and a 50 ms control loop holds the
- * playhead `latency` behind the live edge (live-control.ts): start, catch-up / slow-down by
- * playback rate, skips forward and jumps over the gaps that dropped groups leave.
+ * appended in order (GroupScheduler decides which group), and a 50 ms control loop keeps the
+ * playhead at the playout delay behind the live edge (live-control.ts): as early as the
+ * measured frame delays allow (live-playout.ts), at most the target `latency`; start,
+ * catch-up / slow-down by playback rate, skips forward and jumps over the gaps that dropped
+ * groups leave.
  */
 
 import { errorMessage, streamErrorCode } from '../errors';
@@ -27,6 +29,7 @@ import type { Response } from '../transport/response';
 import type { LiveGroupHandler, LiveGroupStream } from '../transport/unistreams';
 import { LIVE_CONTROL, control, startPosition, type RateMode } from './live-control';
 import { LiveAbr, type AbrDecision, type AbrTrace, type AbrTraceEvent } from './live-abr';
+import { PlayoutDelay } from './live-playout';
 import { GroupScheduler } from './live-groups';
 import { selectLiveRendition } from './live-rendition';
 import { selectFixedRendition } from './rendition';
@@ -130,6 +133,8 @@ export class LivePlayer implements ViewerPlayer {
   private fatal: unknown = null;
   private lastEvictMs = -Infinity;
   private readonly targetS: number;
+  /** The playout delay from the frames' measured delays (null before the subscription). */
+  private playout: PlayoutDelay | null = null;
 
   constructor(
     private readonly session: LiveSession,
@@ -181,6 +186,7 @@ export class LivePlayer implements ViewerPlayer {
       latencyMaxMs: latency?.latencyMaxMs ?? null,
       latencyLastMs: latency?.latencyLastMs ?? null,
       mediaLatencyMs: edge !== null && this.started ? (edge - this.video.currentTime) * 1000 : null,
+      playoutDelayMs: this.playout === null ? null : this.playoutDelayS() * 1000,
       framesSkipped: latency?.framesSkipped ?? null,
       framesShown: latency?.framesShown ?? null,
       framesUnreadable: latency?.framesUnreadable ?? null,
@@ -232,6 +238,8 @@ export class LivePlayer implements ViewerPlayer {
     this.hooks.status(`subscribing to ${rendition.id} at the live edge`);
     const sub = parseSubscribe((await this.session.request('SUBSCRIBE', r, LIVE_EDGE)).body);
     if (sub.rendition !== r) throw new Error(`SUBSCRIBE answered rendition ${sub.rendition}, asked for ${r}`);
+    // The group in progress comes as a burst: its delays are the join's, not the path's.
+    this.playout = new PlayoutDelay(frameS * 1000, this.targetS * 1000, this.captureMs(sub.start_group + 1, 0));
     this.hooks.status(`live from group ${sub.start_group} (${rendition.id}), target latency ${this.targetS * 1000} ms${this.abr ? ', live ABR' : ''}`);
     this.subscribed = true;
     void this.resubscribe();
@@ -279,6 +287,8 @@ export class LivePlayer implements ViewerPlayer {
       bufferMs: Math.round(this.bufferAhead() * 1000),
     });
     this.wanted = d.rendition;
+    // Larger keyframes are coming: back to the ceiling until they are measured.
+    if (b.bitrate_bps > a.bitrate_bps) this.playout?.rewarm();
     void this.initFor(d.rendition).catch(() => undefined); // ready before the group arrives
     void this.resubscribe();
   }
@@ -378,18 +388,22 @@ export class LivePlayer implements ViewerPlayer {
     if (this.pumping || scheduler === null || buffer === null) return;
     this.pumping = true;
     const edge = this.liveEdge();
-    if (edge !== null) scheduler.targetPositionS = edge - this.targetS;
+    if (edge !== null) scheduler.targetPositionS = edge - this.playoutDelayS();
     try {
       for (let item = scheduler.take(); item !== null && !this.stopped; item = scheduler.take()) {
         const r = this.groupRendition.get(item.group) ?? this.appendedRendition;
         const rendition = r === null ? undefined : this.info?.renditions[r];
         if (r !== null && rendition && r !== this.appendedRendition) {
           // A rendition switch at this group's keyframe: its init segment first.
+          const before = this.appendedRendition === null ? undefined : this.info?.renditions[this.appendedRendition];
           await buffer.append(await this.initFor(r), rendition.mime);
           this.appendedRendition = r;
+          // The playout delay is measured on the new rendition's frames from here.
+          if (before && rendition.bitrate_bps > before.bitrate_bps) this.playout?.rewarm();
         }
         if (item.chunk.firstFrame === 0 && r !== null && this.info !== null) this.notePlayed(groupStartSeconds(this.info, item.group), r);
         await buffer.append(item.chunk.data);
+        if (this.info !== null) this.playout?.onFrame(item.group, this.captureMs(item.group, item.chunk.firstFrame), this.deps.now());
       }
     } catch (error) {
       this.fatal ??= error;
@@ -407,13 +421,23 @@ export class LivePlayer implements ViewerPlayer {
     while (this.played.length > 2 && (this.played[1] as { startS: number }).startS < t) this.played.shift();
   }
 
+  /** Capture time of frame `frame` of group `group`, ms on the channel's clock (its media time). */
+  private captureMs(group: number, frame: number): number {
+    const info = this.info as LiveInfo;
+    const frameMs = (1000 * info.fps_den) / info.fps_num;
+    return info.epoch_us / 1000 + (group * info.frames_per_group + frame) * frameMs;
+  }
+
+  /** The playout delay now, s (the target before the subscription). */
+  private playoutDelayS(): number {
+    return this.playout?.delayS(this.deps.now()) ?? this.targetS;
+  }
+
   private measureChunk(group: number, lastFrameInGroup: number, bytes: number, arrivalMs: number): void {
-    const info = this.info;
-    if (this.abr === null || info === null) return;
+    if (this.abr === null || this.info === null) return;
     const rendition = this.groupRendition.get(group);
     if (rendition === undefined) return;
-    const frameMs = (1000 * info.fps_den) / info.fps_num;
-    const captureMs = info.epoch_us / 1000 + (group * info.frames_per_group + lastFrameInGroup) * frameMs;
+    const captureMs = this.captureMs(group, lastFrameInGroup);
     const arrival = { group, rendition, bytes, captureMs, arrivalMs };
     this.record({ type: 'chunk', ...arrival });
     this.abr.onChunk(arrival);
@@ -436,7 +460,11 @@ export class LivePlayer implements ViewerPlayer {
     const edge = this.liveEdge();
     if (scheduler === null || buffer === null || edge === null) return;
 
-    scheduler.targetPositionS = edge - this.targetS;
+    // Live ABR's start-up picks a rendition from the first groups: until then the frames
+    // measured are the lowest rendition's, smaller than what comes next.
+    if (this.abr?.startingUp) this.playout?.rewarm();
+    const playoutS = this.playoutDelayS();
+    scheduler.targetPositionS = edge - playoutS;
     // Data the feed waits for that would be shown more than target + SKIP_S late is given up
     // when a newer group's start is in (the control loop then seeks over the gap).
     const skipS = this.abr !== null ? LIVE_ABR_SKIP_S : LIVE_CONTROL.SKIP_S;
@@ -447,10 +475,13 @@ export class LivePlayer implements ViewerPlayer {
     const t = this.video.currentTime;
     // Stalled (or about to) on a group that is starved while a newer group's start is in: the
     // rest of it would only arrive after newer data, too late. The server, serving the newest
-    // group first, will supersede it anyway; give it up now.
+    // group first, will supersede it anyway; give it up now. Stalled is less than a frame
+    // ahead (the live stall rule): at a low playout delay a few frames ahead is the normal
+    // state, and a group's last frame may come just after the next group's keyframe.
+    const frameS = this.info === null ? 0 : this.info.fps_den / this.info.fps_num;
     if (
       this.started &&
-      bufferAhead(ranges, t) < LIVE_CONTROL.GAP_AHEAD_S &&
+      bufferAhead(ranges, t) < Math.min(LIVE_CONTROL.GAP_AHEAD_S, frameS) &&
       !ranges.some((r) => r.start > t + 1e-3) &&
       scheduler.skipForward()
     ) {
@@ -465,7 +496,7 @@ export class LivePlayer implements ViewerPlayer {
       return;
     }
 
-    const d = control({ liveEdge: edge, currentTime: t, ranges, targetS: this.targetS, mode: this.rateMode, skipS });
+    const d = control({ liveEdge: edge, currentTime: t, ranges, targetS: this.targetS, playoutS, mode: this.rateMode, skipS });
     this.rateMode = d.mode;
     if (d.seekTo !== null) {
       this.video.currentTime = d.seekTo;
@@ -521,6 +552,7 @@ export function vodLiveMetrics(mode: 'fixed' | 'abr' | 'live', playbackRate: num
     latencyMaxMs: null,
     latencyLastMs: null,
     mediaLatencyMs: null,
+    playoutDelayMs: null,
     framesSkipped: null,
     framesShown: null,
     framesUnreadable: null,

@@ -1,0 +1,283 @@
+import { describe, expect, it } from 'vitest';
+import { LiveAbr, type AbrTrace } from './live-abr';
+import { control, startPosition, type RateMode } from './live-control';
+import { LIVE_PLAYOUT as P, PlayoutDelay } from './live-playout';
+import type { Range } from '../media/ranges';
+import rttflap from './testdata/live-abr-rttflap.json';
+import throttle from './testdata/live-abr-throttle.json';
+import sixMbps from './testdata/live-abr-6mbps.json';
+
+const FRAME_MS = 1000 / 30;
+
+/** A live channel's frames into a PlayoutDelay: frame i (group ⌊i/15⌋) captured i frames after `startMs`, playable `delay(i)` ms later. */
+class Frames {
+  i = 0;
+  readyMs = 0;
+  constructor(
+    readonly p: PlayoutDelay,
+    readonly startMs = 0,
+  ) {}
+  /** The next `n` frames; returns the last one's ready time. */
+  feed(n: number, delay: (i: number) => number): number {
+    for (let k = 0; k < n; k++, this.i++) {
+      const captureMs = this.startMs + this.i * FRAME_MS;
+      this.readyMs = captureMs + delay(this.i);
+      this.p.onFrame(Math.floor(this.i / 15), captureMs, this.readyMs);
+    }
+    return this.readyMs;
+  }
+}
+
+/** 25 ms one way, +5 ms for a P-frame, +60 ms for the keyframe opening every 15-frame group. */
+const keyframes = (i: number): number => 25 + (i % 15 === 0 ? 60 : 5);
+
+describe('PlayoutDelay', () => {
+  it('is the ceiling until a group of frames is measured', () => {
+    const f = new Frames(new PlayoutDelay(FRAME_MS, 300));
+    const t = f.feed(P.WARMUP_FRAMES - 1, keyframes);
+    expect(f.p.warm).toBe(false);
+    expect(f.p.delayS(t)).toBe(0.3);
+    f.feed(1, keyframes);
+    expect(f.p.warm).toBe(true);
+  });
+
+  it('is the largest delay (the keyframes) + one frame + the margin on a steady path', () => {
+    const f = new Frames(new PlayoutDelay(FRAME_MS, 300));
+    const t = f.feed(60, keyframes);
+    expect(f.p.envelopeMs(t)).toBeCloseTo(85, 9);
+    expect(f.p.jitterMs()).toBeCloseTo(0, 9);
+    expect(f.p.delayS(t) * 1000).toBeCloseTo(85 + FRAME_MS + P.MARGIN_MS, 9);
+  });
+
+  it('adds JITTER_SIGMAS standard deviations of the groups\' largest delays', () => {
+    const f = new Frames(new PlayoutDelay(FRAME_MS, 1000));
+    // keyframes 85 and 125 ms late in turn: σ = 20 ms
+    const t = f.feed(15 * P.JITTER_GROUPS, (i) => keyframes(i) + (Math.floor(i / 15) % 2 === 1 && i % 15 === 0 ? 40 : 0));
+    expect(f.p.jitterMs()).toBeCloseTo(20, 9);
+    expect(f.p.delayS(t) * 1000).toBeCloseTo(125 + FRAME_MS + P.MARGIN_MS + P.JITTER_SIGMAS * 20, 9);
+  });
+
+  it('does not measure the frames captured before `fromCaptureMs` (the join burst)', () => {
+    const p = new PlayoutDelay(FRAME_MS, 300, 1000);
+    new Frames(p, 0).feed(30, () => 400); // the group in progress, sent at once
+    const t = new Frames(p, 1000).feed(30, keyframes);
+    expect(p.envelopeMs(t)).toBeCloseTo(85, 9);
+  });
+
+  it('rises at once on a late frame, holds it HOLD_MS, then halves every HALF_LIFE_MS', () => {
+    const f = new Frames(new PlayoutDelay(FRAME_MS, 1000));
+    f.feed(30, keyframes);
+    const lateAt = f.feed(1, () => 200); // one late frame
+    expect(f.p.envelopeMs(lateAt)).toBeCloseTo(200, 9);
+    // more ordinary frames: the late one still counts in full during the hold...
+    const until = (ms: number): number => f.feed(Math.floor((lateAt + ms - f.readyMs) / FRAME_MS), keyframes);
+    expect(f.p.envelopeMs(until(P.HOLD_MS))).toBeCloseTo(200, 9);
+    // ...then halves every HALF_LIFE_MS, down to what the frames measure now
+    expect(f.p.envelopeMs(lateAt + P.HOLD_MS + P.HALF_LIFE_MS)).toBeCloseTo(100, 6);
+    until(P.HOLD_MS + 2 * P.HALF_LIFE_MS);
+    expect(f.p.envelopeMs(lateAt + P.HOLD_MS + 2 * P.HALF_LIFE_MS)).toBeCloseTo(85, 6);
+  });
+
+  it('never exceeds the ceiling, and a delay beyond it decays from the ceiling', () => {
+    const f = new Frames(new PlayoutDelay(FRAME_MS, 300));
+    f.feed(30, keyframes);
+    const t = f.feed(1, () => 2000); // an outage
+    expect(f.p.delayS(t)).toBe(0.3);
+    expect(f.p.envelopeMs(t)).toBe(300);
+    expect(f.p.envelopeMs(t + P.HOLD_MS + P.HALF_LIFE_MS)).toBeCloseTo(150, 6);
+  });
+
+  it('rewarm: back to the ceiling until WARMUP_FRAMES more frames are measured', () => {
+    const f = new Frames(new PlayoutDelay(FRAME_MS, 1000));
+    let t = f.feed(30, keyframes);
+    expect(f.p.delayS(t)).toBeLessThan(0.3);
+    f.p.rewarm();
+    expect(f.p.delayS(t)).toBe(1);
+    t = f.feed(P.WARMUP_FRAMES, (i) => 25 + (i % 15 === 0 ? 120 : 10)); // a larger rendition
+    expect(f.p.jitterMs()).toBeGreaterThan(0);
+    expect(f.p.delayS(t) * 1000).toBeCloseTo(145 + FRAME_MS + P.MARGIN_MS + P.JITTER_SIGMAS * f.p.jitterMs(), 9);
+  });
+
+  it('keeps few samples (the decreasing envelope) over a long run', () => {
+    const p = new PlayoutDelay(FRAME_MS, 300);
+    let seed = 7;
+    const noise = (): number => {
+      seed = (seed * 16807) % 2147483647; // Park–Miller: exact in doubles
+      return seed / 2147483647;
+    };
+    new Frames(p).feed(30 * 600, (i) => keyframes(i) + 20 * noise()); // 10 minutes
+    expect((p as unknown as { samples: unknown[] }).samples.length).toBeLessThan(50);
+    expect((p as unknown as { groupMax: Map<number, number> }).groupMax.size).toBeLessThanOrEqual(P.JITTER_GROUPS);
+  });
+});
+
+interface Arrival {
+  captureMs: number;
+  arrivalMs: number;
+  group: number;
+  bitrateBps: number;
+}
+
+interface PlayoutRun {
+  /** Entries into a stall (less than one frame buffered ahead), after the start. */
+  stalls: number;
+  /** Playhead latency every 50 ms after the start, ms. */
+  latencyMs: number[];
+  /** The playout delay every 50 ms, ms. */
+  playoutMs: number[];
+}
+
+function pct(xs: number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))] as number;
+}
+
+/**
+ * The live player's decisions on a timeline of frame arrivals, without MSE: frames are
+ * playable on arrival, the buffer is the frames contiguous from the playhead, the playhead
+ * moves at the control's rate and never past the buffer's end; the control runs every 50 ms.
+ * `fixed`: the playout delay is the target (the set-point player this one replaced).
+ * `abr`: the trace's live ABR is replayed alongside, and its start-up and up-switches rewarm
+ * the playout delay as live.ts does.
+ */
+function simulate(arrivals: Arrival[], targetS: number, opts: { fixed?: boolean; trace?: AbrTrace } = {}): PlayoutRun {
+  const sorted = [...arrivals].sort((a, b) => a.arrivalMs - b.arrivalMs);
+  const first = sorted[0] as Arrival;
+  const lastArrivalMs = (sorted[sorted.length - 1] as Arrival).arrivalMs;
+  // Not the group in progress when joining (the burst).
+  const fromCaptureMs = Math.min(...sorted.filter((a) => a.group > first.group).map((a) => a.captureMs));
+  const playout = new PlayoutDelay(FRAME_MS, targetS * 1000, fromCaptureMs);
+  const trace = opts.trace;
+  const allowed = new Set(trace?.allowed ?? []);
+  const abr = trace ? new LiveAbr(trace.bitratesBps, { groupS: trace.groupS, targetS: trace.targetS, initial: trace.initial, allowed: (i) => allowed.has(i) }) : null;
+  const events = trace?.events ?? [];
+  const bitrates = trace?.bitratesBps ?? [];
+  let nextArrival = 0;
+  let nextEvent = 0;
+  let lastBitrate = first.bitrateBps;
+  const frames: number[] = []; // arrived frames (capture ms / FRAME_MS), sorted
+  let rs: Range[] = [];
+  let p: number | null = null; // the playhead, s (media time = capture time)
+  let mode: RateMode = 'hold';
+  let rate = 1;
+  let stalled = false;
+  const out: PlayoutRun = { stalls: 0, latencyMs: [], playoutMs: [] };
+  const containing = (x: number): Range | undefined => rs.find((r) => x >= r.start - 1e-6 && x < r.end);
+  for (let step = 0; first.arrivalMs + 10 * step <= lastArrivalMs; step++) {
+    const t = first.arrivalMs + 10 * step;
+    for (; nextEvent < events.length && abr !== null; nextEvent++) {
+      const e = events[nextEvent] as AbrTrace['events'][number];
+      if (e.arrivalMs > t) break;
+      if (e.type === 'chunk') {
+        abr.onChunk(e);
+        continue;
+      }
+      const before = abr.rendition;
+      const d = abr.onGroupEnd(e.group, e.completed, { latencyS: e.latencyS, bufferS: e.bufferS });
+      if (d !== null && (bitrates[d.rendition] ?? 0) > (bitrates[before] ?? 0)) playout.rewarm();
+    }
+    let changed = false;
+    for (; nextArrival < sorted.length && (sorted[nextArrival] as Arrival).arrivalMs <= t; nextArrival++) {
+      const a = sorted[nextArrival] as Arrival;
+      const f = Math.round(a.captureMs / FRAME_MS);
+      const at = frames.findIndex((x) => x > f);
+      frames.splice(at === -1 ? frames.length : at, 0, f);
+      changed = true;
+      if (a.bitrateBps > lastBitrate) playout.rewarm();
+      lastBitrate = a.bitrateBps;
+      playout.onFrame(a.group, a.captureMs, a.arrivalMs);
+    }
+    if (changed) {
+      rs = [];
+      for (const f of frames) {
+        const last = rs[rs.length - 1];
+        const start = (f * FRAME_MS) / 1000;
+        if (last && start <= last.end + 1e-6) last.end = Math.max(last.end, start + FRAME_MS / 1000);
+        else rs.push({ start, end: start + FRAME_MS / 1000 });
+      }
+    }
+    if (step % 5 === 0) {
+      if (abr?.startingUp) playout.rewarm();
+      const playoutS = opts.fixed ? targetS : playout.delayS(t);
+      if (p === null) {
+        p = startPosition(t / 1000, rs, targetS);
+      } else {
+        const d = control({ liveEdge: t / 1000, currentTime: p, ranges: rs, targetS, playoutS, mode, skipS: 0.25 });
+        mode = d.mode;
+        rate = d.rate;
+        if (d.seekTo !== null) p = d.seekTo;
+        const r = containing(p);
+        const stall = (r ? r.end - p : 0) < 1 / 30 - 1e-6;
+        if (stall && !stalled) out.stalls += 1;
+        stalled = stall;
+        out.latencyMs.push(t - p * 1000);
+        out.playoutMs.push(playoutS * 1000);
+      }
+    }
+    if (p !== null) {
+      const r = containing(p);
+      p = Math.min(p + (rate * 10) / 1000, r ? r.end : p);
+    }
+  }
+  return out;
+}
+
+/** `n` frames at 30 fps from capture 0 (15-frame groups), each `delay(i)` ms late. */
+function synthetic(n: number, delay: (i: number) => number, bitrateBps = 2_500_000): Arrival[] {
+  return Array.from({ length: n }, (_, i) => ({ captureMs: 1_000_000 + i * FRAME_MS, arrivalMs: 1_000_000 + i * FRAME_MS + delay(i), group: Math.floor(i / 15), bitrateBps }));
+}
+
+function traceArrivals(trace: AbrTrace): Arrival[] {
+  return trace.events.flatMap((e) => (e.type === 'chunk' ? [{ captureMs: e.captureMs, arrivalMs: e.arrivalMs, group: e.group, bitrateBps: trace.bitratesBps[e.rendition] as number }] : []));
+}
+
+describe('the playout delay on arrival timelines (the control of live-control.ts, no MSE)', () => {
+  it('on a steady path plays at the keyframes\' delay + one frame + the margin, far below the target, without a stall', () => {
+    const run = simulate(synthetic(30 * 60, keyframes), 0.3);
+    expect(run.stalls).toBe(0);
+    const settled = run.latencyMs.slice(run.latencyMs.length / 4);
+    expect(pct(settled, 0.95)).toBeLessThan(85 + FRAME_MS + P.MARGIN_MS + 40);
+    expect(pct(settled, 0.05)).toBeGreaterThan(85 + FRAME_MS);
+    // the set-point player held the target instead
+    const fixed = simulate(synthetic(30 * 60, keyframes), 0.3, { fixed: true });
+    expect(pct(fixed.latencyMs.slice(fixed.latencyMs.length / 4), 0.5)).toBeGreaterThan(250);
+  });
+
+  it('is below the target from about 2 s in (so a run\'s p95 is not its start)', () => {
+    const run = simulate(synthetic(30 * 60, keyframes), 0.3);
+    const fromTwoSeconds = run.latencyMs.slice(2000 / 50);
+    expect(pct(fromTwoSeconds, 0.95)).toBeLessThan(200);
+  });
+
+  it('rides out a 40 ms rise of the path delay with at most one stall, then plays later', () => {
+    const run = simulate(synthetic(30 * 40, (i) => keyframes(i) + (i >= 30 * 20 ? 40 : 0)), 0.3);
+    expect(run.stalls).toBeLessThanOrEqual(1);
+    expect(pct(run.playoutMs.slice(-100), 0.5)).toBeCloseTo(125 + FRAME_MS + P.MARGIN_MS, 0);
+  });
+
+  it('never plans above the target', () => {
+    for (const [trace, target] of [
+      [rttflap, 0.3],
+      [throttle, 0.5],
+      [sixMbps, 0.3],
+    ] as const) {
+      const run = simulate(traceArrivals(trace as unknown as AbrTrace), target, { trace: trace as unknown as AbrTrace });
+      expect(Math.max(...run.playoutMs)).toBeLessThanOrEqual(target * 1000 + 1e-9);
+    }
+  });
+
+  for (const [name, trace, target] of [
+    ['video-rttflap (300 ms target)', rttflap, 0.3],
+    ['the 20 → 1.2 Mbit/s throttle (500 ms target)', throttle, 0.5],
+    ['live-6mbps-40ms-1bdp (300 ms target)', sixMbps, 0.3],
+  ] as const) {
+    it(`on the recorded ${name} trace stalls no more than holding the target`, () => {
+      const t = trace as unknown as AbrTrace;
+      const arrivals = traceArrivals(t);
+      const run = simulate(arrivals, target, { trace: t });
+      const fixed = simulate(arrivals, target, { fixed: true, trace: t });
+      expect(run.stalls).toBeLessThanOrEqual(fixed.stalls);
+      expect(pct(run.latencyMs, 0.5)).toBeLessThanOrEqual(pct(fixed.latencyMs, 0.5) + 1);
+    });
+  }
+});
