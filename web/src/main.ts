@@ -15,6 +15,7 @@ import { Player, browserDeps } from './watch/player';
 import { LatencyTracker } from './latency/latency';
 import { watchFrameCodes } from './latency/watch';
 import { LivePlayer, liveBrowserDeps, vodLiveMetrics } from './watch/live';
+import { ReconnectingLiveSession, rejoinLiveEdge } from './watch/live-reconnect';
 import type { Mode } from './params';
 import type { ViewerPlayer } from './watch/viewer';
 
@@ -41,8 +42,10 @@ let playerMode: Mode = 'abr';
 /** mode=live: glass-to-glass latency from the frame codes (its clock comes with LIVE_INFO). */
 const latencyTracker = new LatencyTracker();
 let session: Session | null = null;
-/** VOD: the session that redials after a server restart (live keeps `session`). */
-let vodSession: ReconnectingSession | null = null;
+/** VOD: the session that redials after a server restart. */
+let vodSession: ReconnectingSession<Session> | null = null;
+/** Live: the session that redials after a lost session; the player rejoins the live edge. */
+let liveSession: ReconnectingLiveSession | null = null;
 let config: ServerConfig | null = null;
 let errorText: string | null = null;
 
@@ -94,7 +97,7 @@ window.pccstream = {
   recording: () => dashboard.jsonLines(),
   setDashboardVisible: (visible: boolean) => showDashboard(visible),
   liveAbrTrace: () => (player instanceof LivePlayer ? player.abrTrace() : null),
-  reconnects: () => vodSession?.reconnects ?? 0,
+  reconnects: () => (vodSession ?? liveSession)?.reconnects ?? 0,
 };
 
 telemetry.onRecord = (record) => {
@@ -108,7 +111,7 @@ telemetry.onRecord = (record) => {
 /** Stop playing and draw a recording instead (`?replay=` or a dropped file). */
 function replay(text: string, source: string): void {
   player?.stop();
-  (vodSession ?? session)?.close();
+  (vodSession ?? liveSession ?? session)?.close();
   video.hidden = true;
   const { records, badLines } = dashboard.replay(text, source);
   showDashboard(true);
@@ -233,7 +236,7 @@ async function start(): Promise<void> {
   session = await Session.connect(url, certHash, telemetry);
   performance.mark('pccstream:connected');
   const current = session;
-  window.addEventListener('pagehide', () => (vodSession ?? current).close());
+  window.addEventListener('pagehide', () => (vodSession ?? liveSession ?? current).close());
 
   const hooks = {
     status: setStatus,
@@ -248,14 +251,27 @@ async function start(): Promise<void> {
     },
   };
   if (params.mode === 'live') {
+    let watchingFrames = false;
     const liveHooks = {
       ...hooks,
+      // Again after a rejoin on a restarted channel (a new epoch): the clock changes.
       liveInfo: (_info: unknown, clock: Parameters<LatencyTracker['setClock']>[0]): void => {
         latencyTracker.setClock(clock);
-        if (typeof video.requestVideoFrameCallback === 'function') watchFrameCodes(video, latencyTracker);
+        if (!watchingFrames && typeof video.requestVideoFrameCallback === 'function') {
+          watchingFrames = true;
+          watchFrameCodes(video, latencyTracker);
+        }
       },
     };
-    const live = new LivePlayer(session, video, params, liveHooks, liveBrowserDeps(video));
+    const reconnecting = new ReconnectingLiveSession(session, () => Session.connect(url, certHash, telemetry), {
+      ...DEFAULT_RECONNECT,
+      status: setStatus,
+    });
+    liveSession = reconnecting;
+    const live = new LivePlayer(reconnecting, video, params, liveHooks, liveBrowserDeps(video));
+    reconnecting.onRejoin = () => {
+      rejoinLiveEdge(live, reconnecting).catch((error: unknown) => setError(describeError(error)));
+    };
     player = live;
     await live.run();
     return;
@@ -274,7 +290,7 @@ function updatePanel(): void {
   const vod = player instanceof Player ? player : null;
   const decision = vod?.lastDecision;
   const throughput = vod?.throughputEstimateBps() ?? null;
-  const connection = vodSession ?? session;
+  const connection = vodSession ?? liveSession ?? session;
   panel.render(m, {
     session: connection?.url ?? null,
     cc: (telemetry.hello?.['cc'] as string | undefined) ?? config?.default_cc ?? null,

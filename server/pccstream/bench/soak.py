@@ -233,10 +233,12 @@ async def run_viewers(settings: SoakSettings, manifest: Manifest,
         async def viewer(index: int) -> None:
             rendition = index % len(manifest.renditions)
             count = len(manifest.renditions[rendition].segments)
+            segment = index % count
+            doing = "opening its session"
             try:
                 async with WebTransportClient.open("127.0.0.1", port, timeout=30) as client:
-                    segment = index % count
                     while time.monotonic() < deadline:
+                        doing = f"fetching segment {rendition}/{segment}"
                         answer = await asyncio.wait_for(
                             client.get(Request(Kind.SEGMENT, rendition, segment)), 60)
                         totals["segments"] += 1
@@ -245,9 +247,11 @@ async def run_viewers(settings: SoakSettings, manifest: Manifest,
                                 or answer.body != expected[(rendition, segment)]):
                             totals["wrong"] += 1
                         segment = (segment + 1) % count
+                    doing = "closing its session"
             except Exception as exc:  # counted and reported, the other viewers carry on
                 totals["errors"] += 1
-                message = f"viewer {index}: {type(exc).__name__}: {exc}"
+                message = (f"viewer {index}: {type(exc).__name__}: {exc} ({doing}, "
+                           f"{time.monotonic() - started:.1f} s into the run)")
                 if len(error_messages) < 10:
                     error_messages.append(message)
                 progress(message)

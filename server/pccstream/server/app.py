@@ -29,7 +29,7 @@ from pccstream.server.http_app import Route, WebAppServer
 from pccstream.server.link_status import LinkStatusReceiver
 from pccstream.server.live import LiveChannel
 from pccstream.server.media_store import MediaStore
-from pccstream.server.memory import limit_malloc_arenas
+from pccstream.server.memory import fix_mmap_threshold, limit_malloc_arenas
 from pccstream.server.session import ViewerSession
 from pccstream.server.webtransport import SESSION_PATH, EndpointSettings, protocol_factory
 
@@ -142,6 +142,7 @@ class StreamingServer:
     async def start(self) -> None:
         config = self.config
         limit_malloc_arenas()  # before the first reader or HTTP thread allocates
+        fix_mmap_threshold()  # large buffers in their own mappings: no heap fragmentation
         check_aioquic_internals()
         create_controller(config.cc, {})  # refuse an unknown default before binding anything
         media = MediaStore.open(config.media_dir)

@@ -1,4 +1,4 @@
-"""The server's glibc arena cap (#17 defect 7)."""
+"""The server's glibc malloc settings: arena cap, fixed mmap threshold, trims (#17 defect 7)."""
 
 from __future__ import annotations
 
@@ -50,3 +50,48 @@ def test_connection_ends_share_one_delayed_trim(monkeypatch: pytest.MonkeyPatch)
 
 def test_freed_memory_is_trimmed_on_glibc() -> None:
     assert memory.trim_freed_memory() is (memory._glibc() is not None)
+
+
+_MMAPPED_AFTER_A_LARGE_FREE = """
+import ctypes, sys
+from pccstream.server import memory
+class Mallinfo2(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd",
+                "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+libc = ctypes.CDLL("libc.so.6")
+libc.mallinfo2.restype = Mallinfo2
+if sys.argv[1] == "fixed":
+    assert memory.fix_mmap_threshold()
+big = bytearray(8 * 2**20)  # mmapped; freeing it raises glibc's dynamic threshold to 8 MiB
+del big
+pieces = [bytearray(256 * 1024) for _ in range(20)]  # segment-piece sized
+print(libc.mallinfo2().hblks)
+"""
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="glibc only")
+@pytest.mark.parametrize("mode", ["default", "fixed"])
+def test_large_buffers_keep_their_own_mappings_after_a_large_free(
+        mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server's RSS growth under churn (#17): with glibc's dynamic threshold, buffers of a
+    few hundred kB land in the main heap after one large free and fragment it; with the fixed
+    threshold each keeps its own mapping, which free() returns to the system."""
+    import subprocess
+    import sys
+
+    from pccstream.paths import child_process_env
+
+    env = child_process_env()
+    env.pop("MALLOC_MMAP_THRESHOLD_", None)
+    out = subprocess.run([sys.executable, "-c", _MMAPPED_AFTER_A_LARGE_FREE, mode], env=env,
+                         capture_output=True, text=True, check=True).stdout
+    mmapped = int(out.split()[-1])
+    if mode == "fixed":
+        assert mmapped >= 20
+    else:  # glibc's default behaviour, which the fix exists for
+        assert mmapped < 20
+
+
+def test_the_operators_mmap_threshold_wins(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "131072")
+    assert memory.fix_mmap_threshold() is False

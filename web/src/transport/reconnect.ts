@@ -65,17 +65,19 @@ export function backoffMs(attempt: number, options: Pick<ReconnectOptions, 'firs
  * VOD player asks for segments by index, so it resumes at the segment it was fetching;
  * the time spent waiting shows up as a stall in the metrics, as it should.
  */
-export class ReconnectingSession implements SessionLike {
+export class ReconnectingSession<S extends SessionLike = SessionLike> implements SessionLike {
   /** Sessions opened after the first. */
   reconnects = 0;
-  private session: SessionLike;
+  /** Called with each session opened after the first, before failed requests are sent again. */
+  onSession: ((session: S) => void) | null = null;
+  private session: S;
   private redialling: Promise<void> | null = null;
   private gaveUp: string | null = null;
   private closed = false;
 
   constructor(
-    first: SessionLike,
-    private readonly dial: () => Promise<SessionLike>,
+    first: S,
+    private readonly dial: () => Promise<S>,
     private readonly options: ReconnectOptions,
   ) {
     this.session = first;
@@ -83,6 +85,11 @@ export class ReconnectingSession implements SessionLike {
 
   get url(): string {
     return this.session.url;
+  }
+
+  /** The session requests go to now. */
+  get current(): S {
+    return this.session;
   }
 
   /** Only once reconnecting has been given up (a closed session is otherwise redialled). */
@@ -129,8 +136,17 @@ export class ReconnectingSession implements SessionLike {
     this.session.close();
   }
 
+  /**
+   * `failed` closed with no request to notice it (a live subscription only receives): redial
+   * now. Resolves once a new session is up; rejects when reconnecting is given up or closed.
+   */
+  lost(failed: S, cause: TransportError): Promise<void> {
+    if (this.closed) return Promise.reject(cause);
+    return this.redial(failed, cause);
+  }
+
   /** One redial for every request that failed on `failed` (concurrent ones share it). */
-  private redial(failed: SessionLike, cause: TransportError): Promise<void> {
+  private redial(failed: S, cause: TransportError): Promise<void> {
     if (this.session !== failed) return Promise.resolve();
     this.redialling ??= this.redialLoop(failed, cause).finally(() => {
       this.redialling = null;
@@ -138,7 +154,7 @@ export class ReconnectingSession implements SessionLike {
     return this.redialling;
   }
 
-  private async redialLoop(failed: SessionLike, cause: TransportError): Promise<void> {
+  private async redialLoop(failed: S, cause: TransportError): Promise<void> {
     failed.close();
     const o = this.options;
     const started = o.now();
@@ -152,14 +168,22 @@ export class ReconnectingSession implements SessionLike {
       o.status(`connection lost (${cause.message}); reconnecting in ${delay} ms (attempt ${attempt + 1})`);
       await o.sleep(delay);
       if (this.closed) throw cause;
+      let next: S;
       try {
-        this.session = await this.dial();
-        this.reconnects += 1;
-        o.status(`reconnected (${this.reconnects} so far)`);
-        return;
+        next = await this.dial();
       } catch (error) {
         last = transportErrorMessage(error);
+        continue;
       }
+      if (this.closed) {
+        next.close();
+        throw cause;
+      }
+      this.session = next;
+      this.reconnects += 1;
+      o.status(`reconnected (${this.reconnects} so far)`);
+      this.onSession?.(next);
+      return;
     }
   }
 }

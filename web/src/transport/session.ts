@@ -21,6 +21,8 @@ export class Session {
   readonly liveGroups = new LiveGroupInbox();
   /** Set when the session closes or fails (null while it is up). */
   closedReason: string | null = null;
+  /** Resolves (never rejects) with `closedReason` once the session has closed or failed. */
+  readonly closed: Promise<string>;
   private readonly pending = new Set<Promise<unknown>>();
 
   private constructor(
@@ -29,13 +31,9 @@ export class Session {
     telemetry: TelemetryLog,
   ) {
     this.telemetry = telemetry;
-    transport.closed.then(
-      (info) => {
-        this.closedReason = `WebTransport session closed${info.reason ? `: ${info.reason}` : ''} (code ${info.closeCode ?? 0})`;
-      },
-      (error: unknown) => {
-        this.closedReason = `WebTransport session failed: ${transportErrorMessage(error)}`;
-      },
+    this.closed = transport.closed.then(
+      (info) => (this.closedReason = `WebTransport session closed${info.reason ? `: ${info.reason}` : ''} (code ${info.closeCode ?? 0})`),
+      (error: unknown) => (this.closedReason = `WebTransport session failed: ${transportErrorMessage(error)}`),
     );
     void this.acceptUniStreams();
   }

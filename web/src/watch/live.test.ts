@@ -9,6 +9,7 @@ import { LIVE_STALL_THRESHOLD_S } from '../metrics/playback';
 import { LIVE_CONTROL } from './live-control';
 import { LIVE_PLAYOUT } from './live-playout';
 import { LIVE_KEEP_BEHIND_S, LivePlayer, liveCaptureClock, type LiveBuffer, type LiveDeps } from './live';
+import { rejoinLiveEdge } from './live-reconnect';
 
 const MIME = 'video/mp4; codecs="avc1.64001f"';
 const FPS = 30;
@@ -452,5 +453,38 @@ describe('LivePlayer', () => {
 
   it('gives the frame-code capture clock', () => {
     expect(liveCaptureClock(info(0))).toEqual({ epochMs: EPOCH_MS, unitMs: 1000 / 30, periodCodes: 600, codesPerFrame: 1 });
+  });
+});
+
+describe('LivePlayer after a lost session (live-reconnect.ts)', () => {
+  it('rejoins the live edge on the new session: the outage is a stall, then it plays near the target again', async () => {
+    const channel = new FakeChannel();
+    const h = harness(channel);
+    await h.advance(6);
+    expect(h.stallMs()).toBe(0);
+    // The session dies: its group streams fail and nothing arrives for 2 s.
+    for (const o of channel.open) {
+      if (o.closed || o.cancelled) continue;
+      o.closed = true;
+      o.controller.error(new TypeError('WebTransport session closed'));
+    }
+    channel.outage = [channel.nowMs, Infinity]; // the old session never delivers again
+    await h.advance(2);
+    // A new session has no subscription until the player asks for one.
+    channel.outage = null;
+    channel.startGroup = null;
+    channel.requests.length = 0;
+    await rejoinLiveEdge(h.player, channel.session);
+    expect(channel.requests).toEqual(['LIVE_INFO 0 0', 'SUBSCRIBE 1 edge']);
+    await h.advance(8);
+    // The playhead ran dry for the outage less the ~1 s it had buffered, no more than the outage.
+    expect(h.stallMs()).toBeGreaterThan(500);
+    expect(h.stallMs()).toBeLessThan(2500);
+    const m = h.player.metrics(null, 1);
+    expect(m.liveSeeks).toBeGreaterThanOrEqual(1);
+    const tail = h.latencies.slice(-40);
+    expect(median(tail)).toBeLessThan(1000 + 1000 * LIVE_CONTROL.CATCHUP_BAND_S + 100);
+    const order = h.buffer.appended.map((s) => s.split(':').map(Number) as [number, number]).map(([g, f]) => g * F + f);
+    expect(order).toEqual([...order].sort((a, b) => a - b));
   });
 });

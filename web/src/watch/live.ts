@@ -54,6 +54,8 @@ const EVICT_EVERY_MS = 1000;
 export interface LiveBuffer extends BufferLike {
   /** Remove media more than `keepBehindS` behind the playhead (MediaBuffer.evict). */
   evict?(keepBehindS: number): Promise<boolean>;
+  /** Remove media in a range (MediaBuffer.remove): a restarted channel's old timeline. */
+  remove?(range: Range): Promise<void>;
 }
 
 export interface LiveDeps {
@@ -225,14 +227,7 @@ export class LivePlayer implements ViewerPlayer {
     await this.buffer.append(init, rendition.mime);
     this.appendedRendition = r;
 
-    const frameS = info.fps_den / info.fps_num;
-    this.scheduler = new GroupScheduler((g) => groupStartSeconds(info, g), frameS);
-    this.scheduler.onAbandon = (group) => {
-      this.abandoned.set(group, this.started);
-      const reader = this.readers.get(group);
-      this.readers.delete(group);
-      void reader?.cancel('dropped').catch(() => undefined);
-    };
+    this.scheduler = this.newScheduler(info);
     this.session.liveGroups.setHandler((stream) => void this.readGroup(stream));
 
     this.hooks.status(`subscribing to ${rendition.id} at the live edge`);
@@ -252,6 +247,47 @@ export class LivePlayer implements ViewerPlayer {
   }
 
   private subscribed = false;
+  /** The session was replaced (live-reconnect.ts): SUBSCRIBE again even to the same rendition. */
+  private mustResubscribe = false;
+
+  private newScheduler(info: LiveInfo): GroupScheduler {
+    const scheduler = new GroupScheduler((g) => groupStartSeconds(info, g), info.fps_den / info.fps_num);
+    scheduler.onAbandon = (group) => {
+      this.abandoned.set(group, this.started);
+      const reader = this.readers.get(group);
+      this.readers.delete(group);
+      void reader?.cancel('dropped').catch(() => undefined);
+    };
+    return scheduler;
+  }
+
+  /** A new session after a lost one (live-reconnect.ts): SUBSCRIBE at the live edge again. */
+  async resubscribeAtEdge(): Promise<void> {
+    if (!this.subscribed || this.stopped) return;
+    this.mustResubscribe = true;
+    await this.resubscribe();
+  }
+
+  /**
+   * The channel restarted (a new server run: new epoch, new media times; live-reconnect.ts):
+   * drop the old timeline's groups, media and init segments and start again like at the start.
+   */
+  async restartTimeline(info: LiveInfo): Promise<void> {
+    this.scheduler = this.newScheduler(info); // from here the old groups' chunks are not appended
+    for (const reader of this.readers.values()) void reader.cancel('new timeline').catch(() => undefined);
+    this.readers.clear();
+    this.groupRendition.clear();
+    this.abandoned.clear();
+    this.inits.clear();
+    // The old media goes before the start position is looked for on the new timeline.
+    const buffer = this.buffer;
+    if (buffer?.remove) for (const range of buffer.ranges()) await buffer.remove(range);
+    this.played = [];
+    this.appendedRendition = null;
+    this.info = info;
+    this.started = false;
+    this.hooks.liveInfo?.(info, liveCaptureClock(info));
+  }
 
   /** The init segment of rendition r (fetched once). */
   private initFor(r: number): Promise<Uint8Array<ArrayBuffer>> {
@@ -298,7 +334,8 @@ export class LivePlayer implements ViewerPlayer {
     if (this.subscribing || !this.subscribed) return;
     this.subscribing = true;
     try {
-      while (!this.stopped && this.wanted !== null && this.wanted !== this.rendition) {
+      while (!this.stopped && this.wanted !== null && (this.wanted !== this.rendition || this.mustResubscribe)) {
+        this.mustResubscribe = false;
         const r = this.wanted;
         const sub = parseSubscribe((await this.session.request('SUBSCRIBE', r, LIVE_EDGE)).body);
         if (sub.rendition !== r) throw new Error(`SUBSCRIBE answered rendition ${sub.rendition}, asked for ${r}`);
@@ -390,7 +427,8 @@ export class LivePlayer implements ViewerPlayer {
     const edge = this.liveEdge();
     if (edge !== null) scheduler.targetPositionS = edge - this.playoutDelayS();
     try {
-      for (let item = scheduler.take(); item !== null && !this.stopped; item = scheduler.take()) {
+      // A restarted timeline replaces the scheduler: the old one's chunks are not appended.
+      for (let item = scheduler.take(); item !== null && !this.stopped && scheduler === this.scheduler; item = scheduler.take()) {
         const r = this.groupRendition.get(item.group) ?? this.appendedRendition;
         const rendition = r === null ? undefined : this.info?.renditions[r];
         if (r !== null && rendition && r !== this.appendedRendition) {
