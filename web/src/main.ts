@@ -15,10 +15,18 @@ import { Player, browserDeps } from './watch/player';
 import { LatencyTracker } from './latency/latency';
 import { watchFrameCodes } from './latency/watch';
 import { LivePlayer, liveBrowserDeps, vodLiveMetrics } from './watch/live';
-import type { Mode } from './params';
+import type { Mode, PlayerParams } from './params';
 import type { ViewerPlayer } from './watch/viewer';
 
 const PANEL_INTERVAL_MS = 250;
+/** When this module started running (page loaded and parsed), on the page clock. */
+const scriptStartMs = performance.now();
+/**
+ * GET /api/config at once: it runs while the page sets itself up (an error is reported when
+ * start() needs the answer).
+ */
+const configFetch: Promise<{ config: ServerConfig; atMs: number }> = fetchConfig().then((c) => ({ config: c, atMs: performance.now() }));
+configFetch.catch(() => undefined);
 
 function element<T extends HTMLElement>(selector: string, type: new () => T): T {
   const el = document.querySelector(selector);
@@ -74,12 +82,35 @@ const sampler = new MetricsSampler(video, {
       ? player.metrics(latencyTracker.snapshot(), video.playbackRate)
       : vodLiveMetrics(playerMode, video.playbackRate),
 });
+sampler.startup.mark('scriptStartMs', scriptStartMs);
+
+/** The first frame presented after the play request (requestVideoFrameCallback): startupPhases.firstFrameMs. */
+function watchFirstFrame(): void {
+  if (typeof video.requestVideoFrameCallback !== 'function') return;
+  video.requestVideoFrameCallback((_now, frame) => {
+    if (!sampler.startup.frameShown(frame.presentationTime)) watchFirstFrame();
+  });
+}
 
 const dashboardParsed = parseDashboardParams(window.location.search);
 const dashboard = new DashboardController(dashboardRoot, dashboardParsed.params, { playerVersion: PLAYER_VERSION });
 if (dashboardParsed.params.compact) document.body.classList.add('compact');
 
+/**
+ * A hidden dashboard (dashboard=0, as in A/B runs) builds its charts only when it is shown:
+ * building them, and again when `hello` names the controller, took the main thread just as
+ * the session became ready and the first responses came in. Its data is recorded regardless.
+ */
+let dashboardMountDeferred = false;
+
+function mountDeferredDashboard(): void {
+  if (!dashboardMountDeferred) return;
+  dashboardMountDeferred = false;
+  dashboard.mount();
+}
+
 function showDashboard(visible: boolean): void {
+  if (visible) mountDeferredDashboard();
   dashboard.setVisible(visible);
   dashboardToggle.textContent = visible ? 'Hide dashboard' : 'Show dashboard';
 }
@@ -162,8 +193,26 @@ async function start(): Promise<void> {
     await startReplay(dashboardParsed.params.replay);
     return;
   }
+  video.autoplay = params.autoplay;
+  if (params.autoplay) {
+    // Startup counts from page start (performance.now() = 0 is navigation start).
+    sampler.startRequested(0);
+  } else {
+    video.controls = true;
+    video.addEventListener('play', () => sampler.startRequested(performance.now()), { once: true });
+  }
+  sampler.start();
+  watchFirstFrame();
+  // VOD: the MediaSource opens while the session is being set up.
+  const vodDeps = params.mode === 'live' ? null : browserDeps(video, () => sampler.startup.mark('mediaSourceOpenMs', performance.now()));
+  vodDeps?.prepare?.();
+  // The session is set up while the page draws itself (the dashboard below).
+  const connecting = connect(params);
+  connecting.catch(() => undefined); // awaited below
+
   if (params.mode === 'live') dashboard.model.enableLatency();
-  dashboard.mount();
+  if (dashboard.params.show) dashboard.mount();
+  else dashboardMountDeferred = true;
   dashboard.startPlayerSampling({
     bufferS: () => sampler.bufferAhead(),
     bitrateKbps: () => {
@@ -193,19 +242,54 @@ async function start(): Promise<void> {
       : {}),
   });
 
-  video.autoplay = params.autoplay;
-  if (params.autoplay) {
-    // Startup counts from page start (performance.now() = 0 is navigation start).
-    sampler.startRequested(0);
-  } else {
-    video.controls = true;
-    video.addEventListener('play', () => sampler.startRequested(performance.now()), { once: true });
-  }
-  sampler.start();
+  const { session: opened, url, certHash } = await connecting;
+  session = opened;
+  performance.mark('pccstream:connected');
+  const current = session;
+  window.addEventListener('pagehide', () => (vodSession ?? current).close());
 
+  const hooks = {
+    status: setStatus,
+    firstMedia: (): void => {
+      performance.mark('pccstream:first-media');
+      if (params.autoplay) {
+        video.play().catch((error: unknown) => {
+          setStatus(`autoplay refused (${describeError(error)}): press play`);
+          video.controls = true;
+        });
+      }
+    },
+    step: (phase: 'initAppendedMs' | 'firstChunkAppendedMs'): void => sampler.startup.mark(phase, performance.now()),
+  };
+  if (params.mode === 'live' || vodDeps === null) {
+    const liveHooks = {
+      ...hooks,
+      liveInfo: (_info: unknown, clock: Parameters<LatencyTracker['setClock']>[0]): void => {
+        latencyTracker.setClock(clock);
+        if (typeof video.requestVideoFrameCallback === 'function') watchFrameCodes(video, latencyTracker);
+      },
+    };
+    const live = new LivePlayer(session, video, params, liveHooks, liveBrowserDeps(video));
+    player = live;
+    await live.run();
+    return;
+  }
+  vodSession = new ReconnectingSession(session, () => Session.connect(url, certHash, telemetry), {
+    ...DEFAULT_RECONNECT,
+    status: setStatus,
+  });
+  const vod = new Player(vodSession, video, params, hooks, vodDeps);
+  player = vod;
+  await vod.run();
+}
+
+/** Config (fetched since the module started), then the WebTransport session. */
+async function connect(params: PlayerParams): Promise<{ session: Session; url: string; certHash: Uint8Array | null }> {
   setStatus('fetching /api/config');
   try {
-    config = await fetchConfig();
+    const fetched = await configFetch;
+    config = fetched.config;
+    sampler.startup.mark('configReadyMs', fetched.atMs);
     performance.mark('pccstream:config');
   } catch (error) {
     if (params.server === null || params.certHash === null) {
@@ -230,43 +314,8 @@ async function start(): Promise<void> {
   const telemetryEncoding = new URLSearchParams(window.location.search).get('telemetry') ?? 'deflate';
   const url = sessionUrl(base, [...params.forwarded, ['telemetry', telemetryEncoding]]);
   setStatus(`connecting to ${url}`);
-  session = await Session.connect(url, certHash, telemetry);
-  performance.mark('pccstream:connected');
-  const current = session;
-  window.addEventListener('pagehide', () => (vodSession ?? current).close());
-
-  const hooks = {
-    status: setStatus,
-    firstMedia: (): void => {
-      performance.mark('pccstream:first-media');
-      if (params.autoplay) {
-        video.play().catch((error: unknown) => {
-          setStatus(`autoplay refused (${describeError(error)}): press play`);
-          video.controls = true;
-        });
-      }
-    },
-  };
-  if (params.mode === 'live') {
-    const liveHooks = {
-      ...hooks,
-      liveInfo: (_info: unknown, clock: Parameters<LatencyTracker['setClock']>[0]): void => {
-        latencyTracker.setClock(clock);
-        if (typeof video.requestVideoFrameCallback === 'function') watchFrameCodes(video, latencyTracker);
-      },
-    };
-    const live = new LivePlayer(session, video, params, liveHooks, liveBrowserDeps(video));
-    player = live;
-    await live.run();
-    return;
-  }
-  vodSession = new ReconnectingSession(session, () => Session.connect(url, certHash, telemetry), {
-    ...DEFAULT_RECONNECT,
-    status: setStatus,
-  });
-  const vod = new Player(vodSession, video, params, hooks, browserDeps(video));
-  player = vod;
-  await vod.run();
+  const opened = await Session.connect(url, certHash, telemetry, sampler.startup);
+  return { session: opened, url, certHash };
 }
 
 function updatePanel(): void {
