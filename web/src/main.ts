@@ -1,32 +1,25 @@
+// First: starts the session while the rest of the page is evaluated (boot.ts).
+import { connect, earlyConnection, startupTimeline, telemetryLog } from './boot';
 import './style.css';
-import { fetchConfig, type ServerConfig } from './config';
+import type { ServerConfig } from './config';
 import { errorMessage } from './errors';
 import { DashboardController, parseDashboardParams } from './dashboard';
 import { LIVE_STALL_THRESHOLD_S } from './metrics/playback';
 import { MetricsSampler } from './metrics/sampler';
-import { parseParams, parseSha256Hex, sessionUrl } from './params';
+import { parseParams } from './params';
 import { ServerError } from './transport/response';
 import { DEFAULT_RECONNECT, ReconnectingSession } from './transport/reconnect';
 import { Session } from './transport/session';
-import { TelemetryLog } from './transport/telemetry';
 import { MetricsPanel } from './ui/panel';
 import { PLAYER_VERSION } from './version';
 import { Player, browserDeps } from './watch/player';
 import { LatencyTracker } from './latency/latency';
 import { watchFrameCodes } from './latency/watch';
 import { LivePlayer, liveBrowserDeps, vodLiveMetrics } from './watch/live';
-import type { Mode, PlayerParams } from './params';
+import type { Mode } from './params';
 import type { ViewerPlayer } from './watch/viewer';
 
 const PANEL_INTERVAL_MS = 250;
-/** When this module started running (page loaded and parsed), on the page clock. */
-const scriptStartMs = performance.now();
-/**
- * GET /api/config at once: it runs while the page sets itself up (an error is reported when
- * start() needs the answer).
- */
-const configFetch: Promise<{ config: ServerConfig; atMs: number }> = fetchConfig().then((c) => ({ config: c, atMs: performance.now() }));
-configFetch.catch(() => undefined);
 
 function element<T extends HTMLElement>(selector: string, type: new () => T): T {
   const el = document.querySelector(selector);
@@ -43,7 +36,7 @@ const dashboardRoot = element('#dashboard', HTMLElement);
 const dashboardToggle = element('#dashboard-toggle', HTMLButtonElement);
 const qlogLink = element('#qlog-link', HTMLAnchorElement);
 
-const telemetry = new TelemetryLog();
+const telemetry = telemetryLog;
 let player: ViewerPlayer | null = null;
 let playerMode: Mode = 'abr';
 /** mode=live: glass-to-glass latency from the frame codes (its clock comes with LIVE_INFO). */
@@ -72,7 +65,7 @@ function describeError(error: unknown): string {
   return error instanceof ServerError ? error.message : errorMessage(error);
 }
 
-const sampler = new MetricsSampler(video, {
+const sampler = new MetricsSampler(video, startupTimeline, {
   eos: () => player?.eos ?? false,
   renditionAt: (t) => player?.renditionAt(t) ?? null,
   segments: () => (player instanceof Player ? player.segments : []),
@@ -82,7 +75,6 @@ const sampler = new MetricsSampler(video, {
       ? player.metrics(latencyTracker.snapshot(), video.playbackRate)
       : vodLiveMetrics(playerMode, video.playbackRate),
 });
-sampler.startup.mark('scriptStartMs', scriptStartMs);
 
 /** The first frame presented after the play request (requestVideoFrameCallback): startupPhases.firstFrameMs. */
 function watchFirstFrame(): void {
@@ -207,7 +199,7 @@ async function start(): Promise<void> {
   const vodDeps = params.mode === 'live' ? null : browserDeps(video, () => sampler.startup.mark('mediaSourceOpenMs', performance.now()));
   vodDeps?.prepare?.();
   // The session is set up while the page draws itself (the dashboard below).
-  const connecting = connect(params);
+  const connecting = earlyConnection ?? connect(params, setStatus);
   connecting.catch(() => undefined); // awaited below
 
   if (params.mode === 'live') dashboard.model.enableLatency();
@@ -242,7 +234,8 @@ async function start(): Promise<void> {
       : {}),
   });
 
-  const { session: opened, url, certHash } = await connecting;
+  const { session: opened, url, certHash, config: fetched } = await connecting;
+  config = fetched;
   session = opened;
   performance.mark('pccstream:connected');
   const current = session;
@@ -283,40 +276,6 @@ async function start(): Promise<void> {
   await vod.run();
 }
 
-/** Config (fetched since the module started), then the WebTransport session. */
-async function connect(params: PlayerParams): Promise<{ session: Session; url: string; certHash: Uint8Array | null }> {
-  setStatus('fetching /api/config');
-  try {
-    const fetched = await configFetch;
-    config = fetched.config;
-    sampler.startup.mark('configReadyMs', fetched.atMs);
-    performance.mark('pccstream:config');
-  } catch (error) {
-    if (params.server === null || params.certHash === null) {
-      throw new Error(`cannot read the server configuration (${describeError(error)}); give server= and certHash= to play without it`);
-    }
-  }
-
-  // `cc=NAME:KEY=VALUE` (e.g. remy:table=2014-100x): the server checks the parameters.
-  const cc = params.forwarded.find(([name]) => name === 'cc')?.[1]?.split(':')[0] ?? null;
-  if (cc !== null && config?.controllers && !config.controllers.includes(cc)) {
-    throw new Error(`unknown congestion controller "${cc}"; the server has ${config.controllers.join(', ')}`);
-  }
-
-  const base = params.server ?? config?.webtransport_url;
-  if (!base) throw new Error('no WebTransport URL');
-  let certHash = params.certHash;
-  if (certHash === null && config) {
-    certHash = parseSha256Hex(config.certificate_sha256);
-    if (certHash === null) throw new Error('/api/config certificate_sha256 is not a SHA-256 hex digest');
-  }
-  // Compressed telemetry (docs/dashboard.md): ~5x fewer bytes than plain frames.
-  const telemetryEncoding = new URLSearchParams(window.location.search).get('telemetry') ?? 'deflate';
-  const url = sessionUrl(base, [...params.forwarded, ['telemetry', telemetryEncoding]]);
-  setStatus(`connecting to ${url}`);
-  const opened = await Session.connect(url, certHash, telemetry, sampler.startup);
-  return { session: opened, url, certHash };
-}
 
 function updatePanel(): void {
   const m = sampler.metrics();

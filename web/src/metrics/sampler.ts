@@ -25,12 +25,12 @@ export interface PlaybackSource {
 export class MetricsSampler {
   readonly playback = new PlaybackMetrics();
   readonly lag = new EventLoopLag();
-  /** Where startup goes, step by step (metrics().startupPhases). */
-  readonly startup = new StartupTimeline();
   private timer: ReturnType<typeof setInterval> | null = null;
 
   constructor(
     private readonly video: HTMLVideoElement,
+    /** Where startup goes, step by step (metrics().startupPhases). */
+    readonly startup: StartupTimeline,
     private readonly source: PlaybackSource,
   ) {
     video.addEventListener('seeking', () => this.playback.noteSeek(video.currentTime));
