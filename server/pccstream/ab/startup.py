@@ -82,7 +82,8 @@ def median_phases(runs: list[dict[str, float] | None]) -> dict[str, float | None
     return out
 
 
-def summarize_db(path: Path) -> list[dict[str, Any]]:
+def summarize_db(path: Path, name: str | None = None) -> list[dict[str, Any]]:
+    """Per experiment and arm of the database at `path`, labelled `name` (its file name)."""
     conn = sqlite3.connect(path)
     conn.row_factory = sqlite3.Row
     try:
@@ -128,7 +129,7 @@ def summarize_db(path: Path) -> list[dict[str, Any]]:
         budgets = [r["budget_ms"] for r in per_run if r["budget_ms"] is not None]
         ratio = bootstrap_ci([r["buffering_ratio"] for r in per_run])
         out.append({
-            "db": path.name,
+            "db": name or path.name,
             "experiment_id": experiment_id,
             "label": experiments[experiment_id]["label"],
             "scenario": design["scenario"],
@@ -200,12 +201,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--md", type=Path, help="also write a Markdown table here")
     args = parser.parse_args(argv)
     summary: list[dict[str, Any]] = []
-    for directory in args.dirs:
+    for i, directory in enumerate(args.dirs):
         if not directory.is_dir():
             print(f"{directory}: not a directory", file=sys.stderr)
             return 2
         for db in sorted(directory.glob("*.sqlite")):
-            summary += summarize_db(db)
+            # Databases of the later directories (old/) are named with their directory.
+            summary += summarize_db(db, db.name if i == 0 else f"{directory.name}/{db.name}")
     text = json.dumps(summary, indent=1)
     if args.json:
         args.json.write_text(text + "\n")
