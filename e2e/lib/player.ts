@@ -6,6 +6,8 @@ export interface PlayerMetrics {
   bufferingRatio: number;
   bufferingRatioWithStartup: number;
   startupDelayMs: number;
+  /** ms since the play request per startup step (web/src/metrics/startup.ts). */
+  startupPhases: Record<string, number | null>;
   stallCount: number;
   stallSeconds: number;
   playSeconds: number;

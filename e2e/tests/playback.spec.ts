@@ -29,6 +29,15 @@ test('plays the whole stream over WebTransport to the end', async ({ page }, tes
   expect(m.startupDelayMs).toBeGreaterThan(0);
   // Chunked VOD: playback starts on the first 0.2 s CMAF chunk, not after a whole 2 s segment.
   expect(m.startupDelayMs).toBeLessThan(2000);
+  // Where startup went: every step recorded, in the order they must happen.
+  const p = m.startupPhases;
+  const chain = ['sessionStartMs', 'sessionReadyMs', 'requestSentMs', 'firstByteMs', 'initAppendedMs', 'firstChunkAppendedMs'];
+  for (const step of [...chain, 'firstFrameMs', 'scriptStartMs', 'configReadyMs', 'mediaSourceOpenMs']) expect(p[step], step).toEqual(expect.any(Number));
+  const times = chain.map((step) => p[step] ?? Number.NaN);
+  expect(times).toEqual([...times].sort((a, b) => a - b));
+  // The first frame can be shown before the append's completion reaches the page's script.
+  expect(p['firstFrameMs']).toBeGreaterThan(p['firstByteMs'] ?? Number.NaN);
+  expect(p['firstFrameMs']).toBeLessThanOrEqual(m.startupDelayMs + 100);
   expect(Math.abs(m.playSeconds - manifest.duration_s)).toBeLessThanOrEqual(1);
   expect(m.segments.length).toBeGreaterThan(0);
   // CPU health: frames counted by the element, the main-thread lag probe ran after startup.

@@ -17,6 +17,10 @@
 #                      for "buffering ratio not higher". Its player has no startRendition and
 #                      ab has no --scenario none, so it runs the rttflap designs without them.
 #   MAX_LOAD=1.5       wait before each run until the 1-minute load average is at most this
+#   SKIP_NEW=1         run only the OLD= designs (then the summary as usual)
+#   OLD_KBPS="3000"    only these bitrates of the OLD= designs (default: 3000 15000)
+#   EXPERIMENTS="loopback-3000k-lowest rttflap-3000k-lowest ..."
+#                      only these of the new code's designs (default: all six)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
@@ -41,23 +45,30 @@ run_ab() {
   if [[ -f "$db" ]]; then "$p" ab "${args[@]}" --resume; else "$p" ab "${args[@]}"; fi
 }
 
+wanted() { [[ -z "${EXPERIMENTS:-}" || " $EXPERIMENTS " == *" $1 "* ]]; }
+
 P="$ROOT/.venv/bin/pccstream"
-for start in lowest abr; do
-  echo "== loopback (no emulator), startRendition=$start"
-  run_ab "$P" "$OUT/loopback-3000k-$start.sqlite" --scenario none --bitrate 3000 \
-    --ladder "$(ladder 3000)" --player "startRendition=$start"
-  for kbps in 3000 15000; do
-    echo "== video-rttflap at $((kbps / 1000)) Mbit/s, startRendition=$start"
-    run_ab "$P" "$OUT/rttflap-${kbps}k-$start.sqlite" --scenario video-rttflap --bitrate "$kbps" \
-      --ladder "$(ladder "$kbps")" --player "startRendition=$start"
+if [[ -z "${SKIP_NEW:-}" ]]; then
+  for start in lowest abr; do
+    if wanted "loopback-3000k-$start"; then
+      echo "== loopback (no emulator), startRendition=$start"
+      run_ab "$P" "$OUT/loopback-3000k-$start.sqlite" --scenario none --bitrate 3000 \
+        --ladder "$(ladder 3000)" --player "startRendition=$start"
+    fi
+    for kbps in 3000 15000; do
+      wanted "rttflap-${kbps}k-$start" || continue
+      echo "== video-rttflap at $((kbps / 1000)) Mbit/s, startRendition=$start"
+      run_ab "$P" "$OUT/rttflap-${kbps}k-$start.sqlite" --scenario video-rttflap --bitrate "$kbps" \
+        --ladder "$(ladder "$kbps")" --player "startRendition=$start"
+    done
   done
-done
+fi
 
 if [[ -n "${OLD:-}" ]]; then
   OLD="$(cd "$OLD" && pwd)"
   mkdir -p "$OUT/old"
   git -C "$OLD" rev-parse HEAD > "$OUT/old/COMMIT"
-  for kbps in 3000 15000; do
+  for kbps in ${OLD_KBPS:-3000 15000}; do
     echo "== old code ($OLD): video-rttflap at $((kbps / 1000)) Mbit/s"
     # Its own media cache (.cache in the old checkout): the media it shipped with.
     # Older checkouts name the arms --arms.

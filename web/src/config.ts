@@ -7,8 +7,12 @@ export interface ServerConfig {
   controllers?: string[];
 }
 
-export async function fetchConfig(url = '/api/config'): Promise<ServerConfig> {
-  const response = await fetch(url, { cache: 'no-store' });
+/**
+ * GET `url`, or take `started`: the same request sent earlier (index.html sends it while the
+ * page loads, `window.pccstreamConfigRequest`).
+ */
+export async function fetchConfig(url = '/api/config', started?: Promise<Response>): Promise<ServerConfig> {
+  const response = await (started ?? fetch(url, { cache: 'no-store' }));
   if (!response.ok) throw new Error(`GET ${url}: HTTP ${response.status}`);
   const json: unknown = await response.json();
   if (typeof json !== 'object' || json === null) throw new Error(`GET ${url}: not a JSON object`);

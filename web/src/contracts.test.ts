@@ -1,3 +1,4 @@
+import { StartupTimeline } from './metrics/startup';
 import { describe, expect, it } from 'vitest';
 import { CONTRACT_VECTORS, metricFields } from './contracts';
 import { LatencyTracker } from './latency/latency';
@@ -38,7 +39,7 @@ describe('metric fields (shared/contracts/player.json)', () => {
       playbackRate: 1,
     } as unknown as HTMLVideoElement;
     const source = { eos: () => false, renditionAt: () => null, segments: () => [], error: () => null, live: () => vodLiveMetrics('abr', 1) };
-    expect(sorted(Object.keys(new MetricsSampler(video, source).metrics()))).toEqual(sorted(metricFields('player')));
+    expect(sorted(Object.keys(new MetricsSampler(video, new StartupTimeline(), source).metrics()))).toEqual(sorted(metricFields('player')));
   });
 
   it('the WebRTC pages return exactly the contract fields', () => {

@@ -25,5 +25,7 @@ export interface PccstreamApi {
 declare global {
   interface Window {
     pccstream: PccstreamApi;
+    /** GET /api/config, sent by index.html while the page loads (absent on other pages). */
+    pccstreamConfigRequest?: Promise<Response>;
   }
 }

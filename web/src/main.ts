@@ -1,14 +1,15 @@
+// First: starts the session while the rest of the page is evaluated (boot.ts).
+import { connect, earlyConnection, startupTimeline, telemetryLog } from './boot';
 import './style.css';
-import { fetchConfig, type ServerConfig } from './config';
+import type { ServerConfig } from './config';
 import { errorMessage } from './errors';
 import { DashboardController, parseDashboardParams } from './dashboard';
 import { LIVE_STALL_THRESHOLD_S } from './metrics/playback';
 import { MetricsSampler } from './metrics/sampler';
-import { parseParams, parseSha256Hex, sessionUrl } from './params';
+import { parseParams } from './params';
 import { ServerError } from './transport/response';
 import { DEFAULT_RECONNECT, ReconnectingSession } from './transport/reconnect';
 import { Session } from './transport/session';
-import { TelemetryLog } from './transport/telemetry';
 import { MetricsPanel } from './ui/panel';
 import { PLAYER_VERSION } from './version';
 import { Player, browserDeps } from './watch/player';
@@ -36,7 +37,7 @@ const dashboardRoot = element('#dashboard', HTMLElement);
 const dashboardToggle = element('#dashboard-toggle', HTMLButtonElement);
 const qlogLink = element('#qlog-link', HTMLAnchorElement);
 
-const telemetry = new TelemetryLog();
+const telemetry = telemetryLog;
 let player: ViewerPlayer | null = null;
 let playerMode: Mode = 'abr';
 /** mode=live: glass-to-glass latency from the frame codes (its clock comes with LIVE_INFO). */
@@ -67,7 +68,7 @@ function describeError(error: unknown): string {
   return error instanceof ServerError ? error.message : errorMessage(error);
 }
 
-const sampler = new MetricsSampler(video, {
+const sampler = new MetricsSampler(video, startupTimeline, {
   eos: () => player?.eos ?? false,
   renditionAt: (t) => player?.renditionAt(t) ?? null,
   segments: () => (player instanceof Player ? player.segments : []),
@@ -78,11 +79,33 @@ const sampler = new MetricsSampler(video, {
       : vodLiveMetrics(playerMode, video.playbackRate),
 });
 
+/** The first frame presented after the play request (requestVideoFrameCallback): startupPhases.firstFrameMs. */
+function watchFirstFrame(): void {
+  if (typeof video.requestVideoFrameCallback !== 'function') return;
+  video.requestVideoFrameCallback((_now, frame) => {
+    if (!sampler.startup.frameShown(frame.presentationTime)) watchFirstFrame();
+  });
+}
+
 const dashboardParsed = parseDashboardParams(window.location.search);
 const dashboard = new DashboardController(dashboardRoot, dashboardParsed.params, { playerVersion: PLAYER_VERSION });
 if (dashboardParsed.params.compact) document.body.classList.add('compact');
 
+/**
+ * A hidden dashboard (dashboard=0, as in A/B runs) builds its charts only when it is shown:
+ * building them, and again when `hello` names the controller, took the main thread just as
+ * the session became ready and the first responses came in. Its data is recorded regardless.
+ */
+let dashboardMountDeferred = false;
+
+function mountDeferredDashboard(): void {
+  if (!dashboardMountDeferred) return;
+  dashboardMountDeferred = false;
+  dashboard.mount();
+}
+
 function showDashboard(visible: boolean): void {
+  if (visible) mountDeferredDashboard();
   dashboard.setVisible(visible);
   dashboardToggle.textContent = visible ? 'Hide dashboard' : 'Show dashboard';
 }
@@ -165,8 +188,26 @@ async function start(): Promise<void> {
     await startReplay(dashboardParsed.params.replay);
     return;
   }
+  video.autoplay = params.autoplay;
+  if (params.autoplay) {
+    // Startup counts from page start (performance.now() = 0 is navigation start).
+    sampler.startRequested(0);
+  } else {
+    video.controls = true;
+    video.addEventListener('play', () => sampler.startRequested(performance.now()), { once: true });
+  }
+  sampler.start();
+  watchFirstFrame();
+  // VOD: the MediaSource opens while the session is being set up.
+  const vodDeps = params.mode === 'live' ? null : browserDeps(video, () => sampler.startup.mark('mediaSourceOpenMs', performance.now()));
+  vodDeps?.prepare?.();
+  // The session is set up while the page draws itself (the dashboard below).
+  const connecting = earlyConnection ?? connect(params, setStatus);
+  connecting.catch(() => undefined); // awaited below
+
   if (params.mode === 'live') dashboard.model.enableLatency();
-  dashboard.mount();
+  if (dashboard.params.show) dashboard.mount();
+  else dashboardMountDeferred = true;
   dashboard.startPlayerSampling({
     bufferS: () => sampler.bufferAhead(),
     bitrateKbps: () => {
@@ -196,44 +237,9 @@ async function start(): Promise<void> {
       : {}),
   });
 
-  video.autoplay = params.autoplay;
-  if (params.autoplay) {
-    // Startup counts from page start (performance.now() = 0 is navigation start).
-    sampler.startRequested(0);
-  } else {
-    video.controls = true;
-    video.addEventListener('play', () => sampler.startRequested(performance.now()), { once: true });
-  }
-  sampler.start();
-
-  setStatus('fetching /api/config');
-  try {
-    config = await fetchConfig();
-    performance.mark('pccstream:config');
-  } catch (error) {
-    if (params.server === null || params.certHash === null) {
-      throw new Error(`cannot read the server configuration (${describeError(error)}); give server= and certHash= to play without it`);
-    }
-  }
-
-  // `cc=NAME:KEY=VALUE` (e.g. remy:table=2014-100x): the server checks the parameters.
-  const cc = params.forwarded.find(([name]) => name === 'cc')?.[1]?.split(':')[0] ?? null;
-  if (cc !== null && config?.controllers && !config.controllers.includes(cc)) {
-    throw new Error(`unknown congestion controller "${cc}"; the server has ${config.controllers.join(', ')}`);
-  }
-
-  const base = params.server ?? config?.webtransport_url;
-  if (!base) throw new Error('no WebTransport URL');
-  let certHash = params.certHash;
-  if (certHash === null && config) {
-    certHash = parseSha256Hex(config.certificate_sha256);
-    if (certHash === null) throw new Error('/api/config certificate_sha256 is not a SHA-256 hex digest');
-  }
-  // Compressed telemetry (docs/dashboard.md): ~5x fewer bytes than plain frames.
-  const telemetryEncoding = new URLSearchParams(window.location.search).get('telemetry') ?? 'deflate';
-  const url = sessionUrl(base, [...params.forwarded, ['telemetry', telemetryEncoding]]);
-  setStatus(`connecting to ${url}`);
-  session = await Session.connect(url, certHash, telemetry);
+  const { session: opened, url, certHash, config: fetched } = await connecting;
+  config = fetched;
+  session = opened;
   performance.mark('pccstream:connected');
   const current = session;
   window.addEventListener('pagehide', () => (vodSession ?? liveSession ?? current).close());
@@ -249,8 +255,9 @@ async function start(): Promise<void> {
         });
       }
     },
+    step: (phase: 'initAppendedMs' | 'firstChunkAppendedMs'): void => sampler.startup.mark(phase, performance.now()),
   };
-  if (params.mode === 'live') {
+  if (params.mode === 'live' || vodDeps === null) {
     let watchingFrames = false;
     const liveHooks = {
       ...hooks,
@@ -280,10 +287,11 @@ async function start(): Promise<void> {
     ...DEFAULT_RECONNECT,
     status: setStatus,
   });
-  const vod = new Player(vodSession, video, params, hooks, browserDeps(video));
+  const vod = new Player(vodSession, video, params, hooks, vodDeps);
   player = vod;
   await vod.run();
 }
+
 
 function updatePanel(): void {
   const m = sampler.metrics();

@@ -2,9 +2,15 @@
 
 Per experiment and arm: the median startup over runs (each run: play request → first frame),
 the startup budget of the issue, 2 × RTT + 400 ms, with the RTT the session measured while
-starting (the smallest `min_rtt_ms` of the server's telemetry in the run's first 2 s), or
-600 ms on loopback (`--scenario none`), the buffering ratio (mean with a 95 % bootstrap CI), and the
-1-minute load average when each run began.
+starting, or 600 ms on loopback (`--scenario none`), the buffering ratio (mean with a 95 %
+bootstrap CI), the 1-minute load average when each run began, and where the startup went: the
+median of each step of the player's `startupPhases` (ms since the play request; the last,
+`firstFrameMs`, is the first frame the compositor presented, requestVideoFrameCallback).
+
+The startup RTT is the session's `min_rtt_ms` (a running minimum since the handshake) in the
+last telemetry sample taken within the startup: the server's clock starts at the session,
+after the play request, so samples up to `t_ms` = startup delay were all taken while starting
+(the first sample if none was; within 2 s when the run never started).
 
     python -m pccstream.ab.startup docs/results/startup [--json summary.json] [--md summary.md]
 
@@ -34,22 +40,50 @@ LOOPBACK_BUDGET_MS = 600.0
 STARTUP_WINDOW_MS = 2000.0
 
 
-def startup_rtt_ms(records: list[Any]) -> float | None:
-    """The smallest min_rtt_ms of the first viewer's `sample` records in the startup window."""
+def startup_rtt_ms(records: list[Any], window_ms: float | None = None) -> float | None:
+    """The smallest min_rtt_ms of the first viewer's `sample` records within `window_ms` of
+    the session start (STARTUP_WINDOW_MS when None), or of its first sample with an RTT when
+    none is that early."""
     viewer = records[0] if records and isinstance(records[0], list) else records
-    rtts = [
-        float(r["min_rtt_ms"])
+    window = STARTUP_WINDOW_MS if window_ms is None else window_ms
+    samples = [
+        (float(r.get("t_ms", 0)), float(r["min_rtt_ms"]))
         for r in viewer
         if isinstance(r, dict)
         and r.get("type") == "sample"
         and isinstance(r.get("min_rtt_ms"), int | float)
         and r["min_rtt_ms"] > 0
-        and float(r.get("t_ms", 0)) <= STARTUP_WINDOW_MS
     ]
-    return min(rtts) if rtts else None
+    if not samples:
+        return None
+    within = [rtt for t, rtt in samples if t <= window]
+    return min(within) if within else min(samples)[1]
 
 
-def summarize_db(path: Path) -> list[dict[str, Any]]:
+def startup_phases(viewers: list[Any]) -> dict[str, float] | None:
+    """The first viewer's `startupPhases` (ms since the play request), None when absent (older
+    players) or when the viewer recorded nothing."""
+    viewer = viewers[0] if viewers and isinstance(viewers[0], dict) else None
+    phases = viewer.get("startupPhases") if viewer else None
+    if not isinstance(phases, dict):
+        return None
+    return {k: float(v) for k, v in phases.items() if isinstance(v, int | float)}
+
+
+def median_phases(runs: list[dict[str, float] | None]) -> dict[str, float | None]:
+    """Per step, the median over the runs that reached it (steps in first-seen order)."""
+    names: dict[str, None] = {}
+    for phases in runs:
+        names.update(dict.fromkeys(phases or {}))
+    out: dict[str, float | None] = {}
+    for name in names:
+        values = [p[name] for p in runs if p and name in p]
+        out[name] = statistics.median(values) if values else None
+    return out
+
+
+def summarize_db(path: Path, name: str | None = None) -> list[dict[str, Any]]:
+    """Per experiment and arm of the database at `path`, labelled `name` (its file name)."""
     conn = sqlite3.connect(path)
     conn.row_factory = sqlite3.Row
     try:
@@ -66,8 +100,9 @@ def summarize_db(path: Path) -> list[dict[str, Any]]:
         per_run = []
         for run in runs:
             config = json.loads(run["config_json"])
-            rtt = startup_rtt_ms(telemetry(run))
             startup = run["startup_delay_ms"]
+            rtt = startup_rtt_ms(telemetry(run), startup)
+            phases = startup_phases(json.loads(run["viewers_json"] or "[]"))
             if design["scenario"] == NO_EMULATOR:
                 budget: float | None = LOOPBACK_BUDGET_MS
             else:
@@ -75,6 +110,8 @@ def summarize_db(path: Path) -> list[dict[str, Any]]:
             per_run.append({
                 "block": run["block"],
                 "startup_ms": startup,
+                "first_frame_ms": (phases or {}).get("firstFrameMs"),
+                "phases_ms": phases,
                 "startup_rtt_ms": rtt,
                 "budget_ms": budget,
                 "within_budget": None if budget is None or startup is None else startup <= budget,
@@ -88,10 +125,11 @@ def summarize_db(path: Path) -> list[dict[str, Any]]:
                 "player_errors": run["player_errors"],
             })
         startups = [r["startup_ms"] for r in per_run if r["startup_ms"] is not None]
+        first_frames = [r["first_frame_ms"] for r in per_run if r["first_frame_ms"] is not None]
         budgets = [r["budget_ms"] for r in per_run if r["budget_ms"] is not None]
         ratio = bootstrap_ci([r["buffering_ratio"] for r in per_run])
         out.append({
-            "db": path.name,
+            "db": name or path.name,
             "experiment_id": experiment_id,
             "label": experiments[experiment_id]["label"],
             "scenario": design["scenario"],
@@ -101,6 +139,8 @@ def summarize_db(path: Path) -> list[dict[str, Any]]:
             "runs": len(per_run),
             "median_startup_ms": statistics.median(startups) if startups else None,
             "median_budget_ms": statistics.median(budgets) if budgets else None,
+            "median_first_frame_ms": statistics.median(first_frames) if first_frames else None,
+            "median_phases_ms": median_phases([r["phases_ms"] for r in per_run]),
             "runs_within_budget": sum(1 for r in per_run if r["within_budget"]),
             "buffering_ratio_mean": ratio.value,
             "buffering_ratio_ci95": [ratio.low, ratio.high],
@@ -118,9 +158,9 @@ def markdown(summary: list[dict[str, Any]]) -> str:
         return "–" if value is None else format(value, fmt)
 
     lines = [
-        "| database | experiment | arm | runs | median startup ms | median budget ms | "
-        "runs within | buffering ratio % [95 % CI] | max load at start |",
-        "| --- | --- | --- | ---: | ---: | ---: | ---: | --- | ---: |",
+        "| database | experiment | arm | runs | median startup ms | median first frame ms | "
+        "median budget ms | runs within | buffering ratio % [95 % CI] | max load at start |",
+        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |",
     ]
     for s in summary:
         low, high = s["buffering_ratio_ci95"]
@@ -130,10 +170,25 @@ def markdown(summary: list[dict[str, Any]]) -> str:
             ratio += f" [{low * 100:.2f}, {high * 100:.2f}]"
         lines.append(
             f"| {s['db']} | {s['label']} | {s['arm']} | {s['runs']} | "
-            f"{num(s['median_startup_ms'])} | {num(s['median_budget_ms'])} | "
+            f"{num(s['median_startup_ms'])} | {num(s['median_first_frame_ms'])} | "
+            f"{num(s['median_budget_ms'])} | "
             f"{s['runs_within_budget']}/{s['runs']} | {ratio} | "
             f"{num(s['max_loadavg_1min_start'], '.2f')} |"
         )
+    phased = [s for s in summary if any(v is not None for v in s["median_phases_ms"].values())]
+    if phased:
+        names = list(dict.fromkeys(n for s in phased for n in s["median_phases_ms"]))
+        lines += [
+            "",
+            "Startup phases: median ms since the play request (`metrics().startupPhases`; "
+            "negative: done before it).",
+            "",
+            "| database | arm | " + " | ".join(n.removesuffix("Ms") for n in names) + " |",
+            "| --- | --- |" + " ---: |" * len(names),
+        ]
+        for s in phased:
+            cells = " | ".join(num(s["median_phases_ms"].get(n)) for n in names)
+            lines.append(f"| {s['db']} | {s['arm']} | {cells} |")
     return "\n".join(lines) + "\n"
 
 
@@ -146,12 +201,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--md", type=Path, help="also write a Markdown table here")
     args = parser.parse_args(argv)
     summary: list[dict[str, Any]] = []
-    for directory in args.dirs:
+    for i, directory in enumerate(args.dirs):
         if not directory.is_dir():
             print(f"{directory}: not a directory", file=sys.stderr)
             return 2
         for db in sorted(directory.glob("*.sqlite")):
-            summary += summarize_db(db)
+            # Databases of the later directories (old/) are named with their directory.
+            summary += summarize_db(db, db.name if i == 0 else f"{directory.name}/{db.name}")
     text = json.dumps(summary, indent=1)
     if args.json:
         args.json.write_text(text + "\n")

@@ -50,6 +50,9 @@ class Controller(abc.ABC):
 
     name: str = "controller"
     is_rate_based: bool = False
+    # Packets the pacer may send back to back while the window allows them (0: the pacer's
+    # own burst sizing only). RFC 9002 section 7.7 limits bursts to the initial window.
+    burst_packets: int = 0
 
     def __init__(self) -> None:
         self.max_datagram_size = DEFAULT_MAX_DATAGRAM_SIZE

@@ -88,10 +88,13 @@ class ControllerPacing:
         self.rate = rate
         mss = self.max_datagram_size
         # aioquic's own sizing: bursts up to a quarter of the window (2 to 16 packets),
-        # the window being the rate's BDP for rate-based controllers.
+        # the window being the rate's BDP for rate-based controllers; at least the
+        # controller's `burst_packets` when its window holds that many.
         window = rate * max(srtt, K_MICRO_SECOND) if ctrl.is_rate_based else ctrl.congestion_window
         self.packet_time = max(K_MICRO_SECOND, min(mss / rate, K_SECOND))
-        self.bucket_max = max(2 * mss, min(int(window) // 4, 16 * mss)) / rate
+        burst = max(2 * mss, min(int(window) // 4, 16 * mss),
+                    min(ctrl.burst_packets * mss, int(window)))
+        self.bucket_max = burst / rate
         if self.bucket_time > self.bucket_max:
             self.bucket_time = self.bucket_max
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -27,19 +27,21 @@ MANIFEST_PRIORITY = -1
 
 @dataclass
 class Body:
-    """A response body: its length (the response header comes first) and its bytes, in
-    pieces read on demand (blocking reads: iterate them off the event loop)."""
+    """A response body: its length (the response header comes first) and its bytes: `head`,
+    pieces already in memory, then `pieces`, read on demand (blocking reads: iterate them off
+    the event loop)."""
 
     length: int
     pieces: Iterator[bytes]
+    head: tuple[bytes, ...] = ()
 
     @classmethod
     def of(cls, data: bytes) -> Body:
-        return cls(len(data), iter((data,) if data else ()))
+        return cls(len(data), iter(()), (data,) if data else ())
 
     def read_all(self) -> bytes:
         """Every piece joined, checked against `length` (tests, small bodies)."""
-        data = b"".join(self.pieces)
+        data = b"".join((*self.head, *self.pieces))
         if len(data) != self.length:
             raise ValueError(f"body has {len(data)} bytes, expected {self.length}")
         return data
@@ -62,16 +64,28 @@ class PriorityWriter(Protocol):
 
 
 def off_the_loop(media: MediaLookup) -> AsyncMediaLookup:
+    """The lookup in a worker thread, which also reads the body's first piece: the first chunk
+    of a segment is ready one thread hop after the request (it is on the startup's path)."""
+
+    def body_with_first_piece(request: Request) -> Body:
+        body = media.body(request)
+        if body.head:
+            return body
+        first = next(body.pieces, None)
+        return Body(body.length, body.pieces, () if first is None else (first,))
+
     async def lookup(request: Request) -> Body:
-        return await asyncio.to_thread(media.body, request)
+        return await asyncio.to_thread(body_with_first_piece, request)
 
     return lookup
 
 
-async def read_pieces(body: Body) -> AsyncIterator[bytes]:
-    """The body's pieces, each read in a worker thread; the reader is closed when the
-    iteration stops early (a closed session)."""
+async def read_pieces(body: Body) -> AsyncGenerator[bytes, None]:
+    """The body's pieces: its `head` at once, the others each read in a worker thread; the
+    reader is closed when the iteration stops early (a closed session)."""
     try:
+        for piece in body.head:
+            yield piece
         while (piece := await asyncio.to_thread(next, body.pieces, None)) is not None:
             yield piece
     finally:

@@ -50,3 +50,30 @@ def test_pacer_sleeps_for_a_quantum_of_credit_and_keeps_the_rate() -> None:
         now, wakeups = wait, wakeups + 1
     assert sent == pytest.approx(1250, rel=0.01)  # the rate holds
     assert wakeups == pytest.approx(1250 / PACING_WAKE_QUANTUM, rel=0.01)
+
+
+def _burst(pacing: ControllerPacing, now: float) -> int:
+    """Packets the pacer lets go back to back at `now`."""
+    sent = 0
+    while pacing.next_send_time(now) is None and sent < 100:
+        pacing.update_after_send(now)
+        sent += 1
+    return sent
+
+
+def test_window_controllers_send_their_initial_window_at_once() -> None:
+    # Cubic's first flight (10 packets, RFC 9002 section 7.7) leaves in one burst after an
+    # idle spell, as the first chunk of a video does; aioquic's sizing alone allowed 2.
+    controller = create_controller("cubic", seed=1)
+    controller.bind(max_datagram_size=1200, now=0.0)
+    assert controller.congestion_window == 12_000
+    pacing = ControllerPacing(controller, max_datagram_size=1200, smoothed_rtt=lambda: 0.08)
+    assert _burst(pacing, 10.0) == 10
+    assert pacing.next_send_time(10.0) is not None  # the 11th waits for credit
+
+
+def test_rate_based_controllers_keep_the_pacers_burst_sizing() -> None:
+    pacing = _paced_vivace(1_500_000.0)
+    pacing.next_send_time(0.0)
+    # A quarter of the rate's BDP (1.5 MB/s x 30 ms = 45 kB): 9 packets, not a window.
+    assert _burst(pacing, 10.0) == 9

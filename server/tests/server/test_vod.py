@@ -9,7 +9,14 @@ from collections.abc import Iterator
 
 from pccstream.protocol import Kind, Request, Status, decode_response_header, encode_request
 from pccstream.server.session import ViewerSession
-from pccstream.server.vod import Body, VodHandler, WithholdHook, WithholdingLookup, off_the_loop
+from pccstream.server.vod import (
+    Body,
+    VodHandler,
+    WithholdHook,
+    WithholdingLookup,
+    off_the_loop,
+    read_pieces,
+)
 
 
 class _ThreadRecordingMedia:
@@ -29,6 +36,58 @@ def test_disk_reads_run_off_the_event_loop_thread() -> None:
 
     assert asyncio.run(scenario()) == b"xxx"
     assert media.threads and media.threads[0] != threading.get_ident()
+
+
+class _TwoPieceMedia:
+    """Two pieces, each read noting its thread; closed flags the reader was closed."""
+
+    def __init__(self) -> None:
+        self.reads: list[int] = []
+        self.closed = False
+
+    def body(self, request: Request) -> Body:
+        def pieces() -> Iterator[bytes]:
+            try:
+                for piece in (b"ab", b"cd"):
+                    self.reads.append(threading.get_ident())
+                    yield piece
+            finally:
+                self.closed = True
+
+        return Body(4, pieces())
+
+
+def test_the_first_piece_is_read_in_the_lookups_thread() -> None:
+    # The first chunk of a segment is ready when the lookup returns: no second thread hop.
+    media = _TwoPieceMedia()
+
+    async def scenario() -> tuple[Body, list[bytes]]:
+        body = await off_the_loop(media)(Request(Kind.SEGMENT, 0, 0))
+        assert len(media.reads) == 1 and media.reads[0] != threading.get_ident()
+        return body, [piece async for piece in read_pieces(body)]
+
+    body, pieces = asyncio.run(scenario())
+    assert body.head == (b"ab",) and pieces == [b"ab", b"cd"]
+    assert media.closed
+
+
+def test_a_body_read_in_part_closes_its_reader() -> None:
+    media = _TwoPieceMedia()
+
+    async def scenario() -> None:
+        body = await off_the_loop(media)(Request(Kind.SEGMENT, 0, 0))
+        pieces = read_pieces(body)
+        assert await anext(pieces) == b"ab"
+        await pieces.aclose()  # a closed session stops reading
+
+    asyncio.run(scenario())
+    assert media.closed and len(media.reads) == 1
+
+
+def test_whole_bodies_need_no_read() -> None:
+    body = Body.of(b"manifest")
+    assert body.head == (b"manifest",) and body.read_all() == b"manifest"
+    assert Body.of(b"").head == ()
 
 
 def test_withholding_starts_at_the_segment_and_holds_every_body_once() -> None:
@@ -120,12 +179,13 @@ def test_a_segment_goes_out_chunk_by_chunk_as_it_is_read() -> None:
     chunks = [b"a" * 10, b"b" * 20, b"c" * 5]
     events = _serve(chunks)
     kinds = [(e[0], e[2]) for e in events]
-    header = decode_response_header(events[0][2])
+    # The first chunk is read with the lookup, before the header goes out; then each chunk
+    # is written before the next one is read: no whole-segment buffering.
+    assert kinds[0] == ("read", chunks[0])
+    header = decode_response_header(events[1][2])
     assert header.status == Status.OK and header.body_length == 35
-    # Each chunk is written before the next one is read: no whole-segment buffering.
-    assert kinds[1:] == [("read", chunks[0]), ("send", chunks[0]), ("read", chunks[1]),
-                         ("send", chunks[1]), ("read", chunks[2]), ("send", chunks[2]),
-                         ("send", b"")]
+    assert kinds[2:] == [("send", chunks[0]), ("read", chunks[1]), ("send", chunks[1]),
+                         ("read", chunks[2]), ("send", chunks[2]), ("send", b"")]
     assert events[-1][3] is True  # FIN after the last chunk
 
 

@@ -1,6 +1,7 @@
 import { bufferAhead, toRanges } from '../media/ranges';
 import { EventLoopLag, watchEventLoop } from './event-loop-lag';
 import { PlaybackMetrics, type PlaybackSample } from './playback';
+import { StartupTimeline } from './startup';
 import type { HealthMetrics, LiveMetrics, Metrics, SegmentRecord } from './types';
 
 /** Sampling period: well under the 50 ms the definitions require. */
@@ -28,6 +29,8 @@ export class MetricsSampler {
 
   constructor(
     private readonly video: HTMLVideoElement,
+    /** Where startup goes, step by step (metrics().startupPhases). */
+    readonly startup: StartupTimeline,
     private readonly source: PlaybackSource,
   ) {
     video.addEventListener('seeking', () => this.playback.noteSeek(video.currentTime));
@@ -53,6 +56,7 @@ export class MetricsSampler {
   /** The play request; with autoplay this is the page start (performance.now() = 0). */
   startRequested(tMs: number): void {
     this.playback.startRequested(tMs);
+    this.startup.playRequested(tMs);
   }
 
   bufferAhead(): number {
@@ -86,6 +90,7 @@ export class MetricsSampler {
       bufferingRatio: p.bufferingRatio,
       bufferingRatioWithStartup: p.bufferingRatioWithStartup,
       startupDelayMs: p.startupDelayMs,
+      startupPhases: this.startup.snapshot(),
       stallCount: p.stallCount,
       stallSeconds: p.stallSeconds,
       playSeconds: p.playSeconds,

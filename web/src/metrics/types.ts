@@ -1,5 +1,6 @@
 import type { EventLoopLagSnapshot } from './event-loop-lag';
 import type { PlaybackSnapshot } from './playback';
+import type { StartupPhases } from './startup';
 
 /** Per-segment download record (media segments only; init segments are not listed). */
 export interface SegmentRecord {
@@ -104,6 +105,8 @@ export interface HealthMetrics extends EventLoopLagSnapshot {
 
 /** `window.pccstream.metrics()`: JSON-serialisable; definitions in web/README.md. */
 export interface Metrics extends Omit<PlaybackSnapshot, 'state'>, LiveMetrics, HealthMetrics {
+  /** Each startup step in ms since the play request (src/metrics/startup.ts). */
+  startupPhases: StartupPhases;
   segments: SegmentRecord[];
   error: string | null;
   state: PlayerState;

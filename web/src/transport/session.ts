@@ -1,4 +1,5 @@
 import { transportErrorMessage } from '../errors';
+import type { StartupTimeline } from '../metrics/startup';
 import { encodeRequest, type KindName } from '../protocol';
 import { readResponse, type Response } from './response';
 import { TelemetryLog } from './telemetry';
@@ -29,6 +30,7 @@ export class Session {
     readonly url: string,
     private readonly transport: WebTransport,
     telemetry: TelemetryLog,
+    private readonly startup: StartupTimeline | null,
   ) {
     this.telemetry = telemetry;
     this.closed = transport.closed.then(
@@ -38,8 +40,16 @@ export class Session {
     void this.acceptUniStreams();
   }
 
-  /** Open a session; `certHash` is the SHA-256 of the server's DER certificate. */
-  static async connect(url: string, certHash: Uint8Array | null, telemetry = new TelemetryLog()): Promise<Session> {
+  /**
+   * Open a session; `certHash` is the SHA-256 of the server's DER certificate. `startup`
+   * records when the session started and was ready, and its requests' first send and byte.
+   */
+  static async connect(
+    url: string,
+    certHash: Uint8Array | null,
+    telemetry = new TelemetryLog(),
+    startup: StartupTimeline | null = null,
+  ): Promise<Session> {
     if (typeof WebTransport === 'undefined') {
       throw new TransportError('this browser has no WebTransport (it needs a secure context: https or http://127.0.0.1)');
     }
@@ -49,6 +59,7 @@ export class Session {
       options.serverCertificateHashes = [{ algorithm: 'sha-256', value }];
     }
     let transport: WebTransport;
+    startup?.mark('sessionStartMs', performance.now());
     try {
       transport = new WebTransport(url, options);
     } catch (error) {
@@ -64,7 +75,8 @@ export class Session {
           'the session parameters — an unknown cc, cc.* or test.* parameter is answered 400)',
       );
     }
-    return new Session(url, transport, telemetry);
+    startup?.mark('sessionReadyMs', performance.now());
+    return new Session(url, transport, telemetry, startup);
   }
 
   private async acceptUniStreams(): Promise<void> {
@@ -102,16 +114,28 @@ export class Session {
       throw new TransportError(this.closedReason ?? `could not open a request stream: ${transportErrorMessage(error)}`);
     }
     const writer = stream.writable.getWriter();
+    // The response is read from the moment the request is written, not after close() (the
+    // FIN) resolves: the first bytes are taken as soon as they arrive.
+    const reading = readResponse(stream.readable as ReadableStream<Uint8Array>, startMs, () => performance.now(), onBody);
+    reading.catch(() => undefined); // awaited below unless sending fails
     try {
-      await writer.write(encodeRequest({ kind, rendition, segment }));
-      await writer.close();
+      // Write and close queued together, so that the request and its FIN can leave in one
+      // packet (the server answers on FIN).
+      const written = writer.write(encodeRequest({ kind, rendition, segment }));
+      const closed = writer.close();
+      closed.catch(() => undefined); // awaited below unless the write fails
+      await written;
+      this.startup?.mark('requestSentMs', performance.now());
+      await closed;
     } catch (error) {
       throw new TransportError(`could not send the ${kind} request: ${transportErrorMessage(error)}`);
     } finally {
       writer.releaseLock();
     }
     try {
-      return await readResponse(stream.readable as ReadableStream<Uint8Array>, startMs, () => performance.now(), onBody);
+      const response = await reading;
+      this.startup?.mark('firstByteMs', response.timing.startMs + response.timing.ttfbMs);
+      return response;
     } catch (error) {
       if (error instanceof TypeError || (error instanceof Error && error.name === 'WebTransportError')) {
         throw new TransportError(

@@ -154,7 +154,7 @@ describe('Player', () => {
     const started: string[] = [];
     const player = new Player(h.session, h.video, params({ mode: 'fixed', bitrateKbps: 800, startRendition: 'lowest' }), { ...hooks, firstMedia: () => started.push(h.appends.join(',')) }, h.deps);
     await player.run();
-    expect(h.requests.slice(0, 4)).toEqual(['MANIFEST', 'INIT 0/0', 'SEGMENT 0/0', 'INIT 1/0']);
+    expect(h.requests.slice(0, 4)).toEqual(['INIT 0/0', 'SEGMENT 0/0', 'MANIFEST', 'INIT 1/0']);
     expect(h.requests.slice(4)).toEqual([1, 2, 3, 4, 5].map((i) => `SEGMENT 1/${i}`));
     expect(player.segments.map((s) => s.rendition)).toEqual([0, 1, 1, 1, 1, 1]);
     expect(h.appends.slice(0, 4)).toEqual([`open ${MIME}`, `init ${MIME}`, 'media 18', `init ${MIME}`]);
@@ -183,6 +183,21 @@ describe('Player', () => {
     release();
     await running;
     expect(h.appends.filter((a) => a.startsWith('media'))).toEqual(['media 18', 'media 19', 'media 18']);
+  });
+
+  it('reports the startup steps: init appended, first chunk appended, then firstMedia', async () => {
+    for (const startRendition of ['lowest', 'abr'] as const) {
+      const h = harness({ manifest: manifest(2) });
+      const steps: string[] = [];
+      const stepHooks = {
+        ...hooks,
+        step: (phase: string) => steps.push(`${phase} after ${h.appends.at(-1) ?? ''}`),
+        firstMedia: () => steps.push('firstMedia'),
+      };
+      const player = new Player(h.session, h.video, params({ mode: 'fixed', bitrateKbps: 300, startRendition }), stepHooks, h.deps);
+      await player.run();
+      expect(steps).toEqual([`initAppendedMs after init ${MIME}`, 'firstChunkAppendedMs after media 18', 'firstMedia']);
+    }
   });
 
   it('startRendition=lowest plays from the init segment\'s codec before the manifest is in', async () => {

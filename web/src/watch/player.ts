@@ -42,9 +42,14 @@ export interface PlayerVideo {
   currentTime: number;
 }
 
-export function browserDeps(video: HTMLVideoElement): PlayerDeps {
+/** `opened`: called when the MediaSource is open (startup phases). */
+export function browserDeps(video: HTMLVideoElement, opened?: () => void): PlayerDeps {
   let attached: Promise<MediaSource> | null = null;
-  const attach = (): Promise<MediaSource> => (attached ??= MediaBuffer.attach(video));
+  const attach = (): Promise<MediaSource> =>
+    (attached ??= MediaBuffer.attach(video).then((mediaSource) => {
+      opened?.();
+      return mediaSource;
+    }));
   return {
     prepare: () => void attach().catch(() => undefined), // openBuffer reports the failure
     openBuffer: async (mime) => MediaBuffer.open(video, mime, await attach()),
@@ -58,6 +63,8 @@ export interface PlayerHooks {
   status(text: string): void;
   /** The first chunk of media is in the buffer (autoplay starts here). */
   firstMedia(): void;
+  /** A startup step is done (metrics().startupPhases). */
+  step?(phase: 'initAppendedMs' | 'firstChunkAppendedMs'): void;
 }
 
 type SessionLike = Pick<Session, 'request'>;
@@ -215,8 +222,6 @@ export class Player implements ViewerPlayer {
 
   async run(): Promise<void> {
     this.deps.prepare?.();
-    this.hooks.status('requesting the manifest');
-    const manifestResponse = this.session.request('MANIFEST');
     const inits = new Map<number, Promise<Uint8Array<ArrayBuffer>>>();
     const initOf = (r: number): Promise<Uint8Array<ArrayBuffer>> => {
       let init = inits.get(r);
@@ -238,6 +243,10 @@ export class Player implements ViewerPlayer {
       early = this.startBeforeManifest(init, speculative);
       early.catch(() => undefined); // awaited below, after the manifest
     }
+    // After the first segment's requests: the server starts on those first (its priorities
+    // then send the manifest after segment 0 anyway).
+    this.hooks.status('requesting the manifest');
+    const manifestResponse = this.session.request('MANIFEST');
 
     const response = await manifestResponse;
     let json: unknown;
@@ -327,6 +336,7 @@ export class Player implements ViewerPlayer {
       if (appendedInit !== r) {
         await buffer.append(await initOf(r), rendition.mime);
         appendedInit = r;
+        this.hooks.step?.('initAppendedMs');
       }
 
       const onTimeline = (): void =>
@@ -390,6 +400,7 @@ export class Player implements ViewerPlayer {
     if (mime === null || !this.deps.isTypeSupported(mime)) return null;
     const buffer = await this.deps.openBuffer(mime);
     await buffer.append(data, mime);
+    this.hooks.step?.('initAppendedMs');
     const first = await download.next();
     if (first === null || first === 'interrupted') return { buffer, playing: false, appending: Promise.resolve() };
     await buffer.append(first);
@@ -412,6 +423,7 @@ export class Player implements ViewerPlayer {
     const t = this.video.currentTime;
     if (r0 && t < r0.start - 1e-3 && r0.start - t < 1) this.video.currentTime = r0.start;
     performance.mark('pccstream:first-chunk');
+    this.hooks.step?.('firstChunkAppendedMs');
     this.hooks.firstMedia();
   }
 }
