@@ -44,6 +44,7 @@ class MonitorInterval:
     sum_xx: float = 0.0
     sum_xy: float = 0.0
     sum_yy: float = 0.0
+    rtt_min: float = 0.0  # smallest RTT sample (0 before any)
 
     @property
     def packets_resolved(self) -> int:
@@ -58,6 +59,9 @@ class MonitorInterval:
         x = sent_time - self.start_time
         if self.n_rtt == 0:
             self.y_ref = rtt
+            self.rtt_min = rtt
+        elif rtt < self.rtt_min:
+            self.rtt_min = rtt
         y = rtt - self.y_ref
         self.n_rtt += 1
         self.sum_x += x
@@ -138,6 +142,7 @@ class MonitorInterval:
             rtt_gradient=self.rtt_gradient(),
             rtt_gradient_stderr=self.rtt_gradient_stderr(),
             rtt_samples=self.n_rtt,
+            rtt_min=self.rtt_min,
             packets_sent=self.packets_sent,
             start_time=self.start_time,
             finish_time=now,
@@ -165,6 +170,7 @@ class MiResult:
     reason: str = ""
     rtt_gradient_stderr: float = 0.0  # standard error of rtt_gradient (inf: unknown)
     rtt_samples: int = 0  # RTT samples in the regression (0: unknown, no small-sample test)
+    rtt_min: float = 0.0  # smallest RTT sample of the MI (0: none)
     extra: dict[str, float] = field(default_factory=dict)
 
 

@@ -162,6 +162,10 @@ class PccSender(Controller):
         self.timeouts_undone = 0
         self._receive = ReceiveRate(outage_gap=params.receive_outage_gap)
         self.ack_delay = 0.0  # smoothed ACK delay the peer reported (seconds)
+        # MI timeouts since the last ACK, and the rate before the first (on_path_returned).
+        self.silent_timeouts = 0
+        self._rate_before_silence = 0.0
+        self.outages = 0
         self._started = False  # the first MI has been planned
 
     # -- algorithm hooks ------------------------------------------------------------------
@@ -185,6 +189,13 @@ class PccSender(Controller):
     @abc.abstractmethod
     def on_timeout_undone(self, now: float, rate: float) -> Verdict:
         """The last timeout was spurious (the path only got longer): resume at `rate`."""
+
+    def on_path_returned(self, now: float, timeouts: int, rate_before: float
+                         ) -> Verdict | None:
+        """The first ACK after `timeouts` MI timeouts in a row that saw nothing acked (an
+        outage, when several); `rate_before` was the rate before the first of them.
+        None: nothing to do (the algorithm keeps its rate)."""
+        return None
 
     # -- helpers for algorithms ------------------------------------------------------------
 
@@ -246,6 +257,8 @@ class PccSender(Controller):
 
     def on_packet_acked(self, now: float, packet: SentPacket) -> None:
         super().on_packet_acked(now, packet)
+        if self.silent_timeouts:
+            self._on_feedback_after_silence(now)
         if self.params.bdp_cap_gain > 0:
             self._receive.min_gap = self.rtt_stats.min_rtt_or(0.0)
             if self._receive.min_gap > 0:
@@ -299,6 +312,21 @@ class PccSender(Controller):
         """New ACK information has been recorded: settle MIs (algorithms may look earlier)."""
         self._advance(now)
 
+    def _on_feedback_after_silence(self, now: float) -> None:
+        timeouts, self.silent_timeouts = self.silent_timeouts, 0
+        state = self.state
+        verdict = self.on_path_returned(now, timeouts, self._rate_before_silence)
+        if verdict is None:
+            return
+        self.outages += 1
+        self.queue.close_current()  # the MI sending now was planned at the collapsed rate
+        self.pacing_version += 1
+        self._emit(now, {
+            "target_rate_bps": self._rate_before_silence * 8, "send_rate_bps": 0.0,
+            "delivery_rate_bps": 0.0, "rtt_ms": 0.0, "rtt_min_ms": 0.0, "rtt_gradient_raw": 0.0,
+            "rtt_gradient": 0.0, "loss": 0.0, "utility": None,
+        }, verdict, state)
+
     def on_packets_lost(self, now: float, packets: Sequence[SentPacket]) -> None:
         super().on_packets_lost(now, packets)
         self._flush_acks()
@@ -327,6 +355,16 @@ class PccSender(Controller):
             self._apply_initial_window()
         rate, tag = self.plan_next_mi(now)
         rate = self.clamp(rate)
+        srtt = self.rtt_stats.srtt_or_initial()
+        duration = self.mi_duration(rate)
+        if rate != self._mi_rate:
+            self._mi_rate = rate
+            self.pacing_version += 1
+        return self.queue.start(now=now, target_rate=rate, duration=duration, tag=tag,
+                                rtt=srtt)
+
+    def mi_duration(self, rate: float) -> float:
+        """How long an MI planned now at `rate` (bytes/s) sends."""
         p = self.params
         srtt = self.rtt_stats.srtt_or_initial()
         mi_rtts = p.ss_mi_rtts if self.state == "starting" else p.mi_rtts
@@ -334,16 +372,18 @@ class PccSender(Controller):
         # Slow start ignores small gradients anyway and must not double more slowly.
         if p.rtt_per_ack and p.min_mi_acks > 0 and self.state != "starting":
             duration = max(duration, p.min_mi_acks * self.ack_interval)
-        if rate != self._mi_rate:
-            self._mi_rate = rate
-            self.pacing_version += 1
-        return self.queue.start(now=now, target_rate=rate, duration=duration, tag=tag,
-                                rtt=srtt)
+        return duration
+
+    def initial_window_rate(self) -> float:
+        """initial_window_packets per smoothed RTT, bytes/s (0: off or no RTT sample)."""
+        packets = self.params.initial_window_packets
+        if packets <= 0 or not self.rtt_stats.has_sample:
+            return 0.0
+        return packets * self.max_datagram_size / self.rtt_stats.smoothed_rtt
 
     def _apply_initial_window(self) -> None:
-        packets = self.params.initial_window_packets
-        if packets > 0 and self.rtt_stats.has_sample:
-            window_rate = packets * self.max_datagram_size / self.rtt_stats.smoothed_rtt
+        window_rate = self.initial_window_rate()
+        if window_rate > 0:
             self.rate = self.clamp(max(self.rate, window_rate))
 
     def _advance(self, now: float) -> None:
@@ -417,13 +457,16 @@ class PccSender(Controller):
             self._undo_deadline = now + 2 * timeout
         self._timeout_check_at = 0.0
         self.timeouts += 1
+        if self.silent_timeouts == 0:
+            self._rate_before_silence = max(self.rate, self._mi_rate)
+        self.silent_timeouts += 1
         state = self.state
         verdict = self.on_mi_timeout(now)
         self.pacing_version += 1
         self._mi_rate = min(self._mi_rate, self.rate)
         self._emit(now, {
             "target_rate_bps": mi.target_rate * 8, "send_rate_bps": 0.0,
-            "delivery_rate_bps": 0.0, "rtt_ms": 0.0, "rtt_gradient_raw": 0.0,
+            "delivery_rate_bps": 0.0, "rtt_ms": 0.0, "rtt_min_ms": 0.0, "rtt_gradient_raw": 0.0,
             "rtt_gradient": 0.0, "loss": 0.0, "utility": None,
         }, verdict, state)
 
@@ -465,6 +508,7 @@ class PccSender(Controller):
             "send_rate_bps": r.send_rate * 8,
             "delivery_rate_bps": r.delivery_rate * 8,
             "rtt_ms": r.rtt_mean * 1000,
+            "rtt_min_ms": r.rtt_min * 1000,
             "rtt_gradient_raw": r.rtt_gradient,
             "rtt_gradient": gradient,
             "loss": r.loss,

@@ -21,6 +21,11 @@ behind it, and an opportunity with nothing queued is wasted, as in mahimahi's Li
 The return path is unshaped unless `Link.up_trace` is set: then every ACK frame (one
 `ACK_FRAME_BYTES` packet) waits for the uplink's next delivery opportunity, as mahimahi's
 uplink queue holds it, so an uplink outage holds every ACK and releases them in a burst.
+`Link.outages` loses every packet entering the bottleneck and every ACK frame sent during
+them; the receiver acknowledges the packets of a lost frame again in its next one (QUIC's
+ACK ranges). `Simulator(pacing_quantum=n)` paces like `pacing.ControllerPacer` with its
+wake quantum: once out of credit the sender sleeps until n packets' worth has accrued and
+sends them back to back.
 
 Time is virtual and every random draw comes from seeded generators: runs are exactly
 reproducible. All figures it produces are simulation figures, not measurements.
@@ -69,6 +74,11 @@ class Link:
     trace: TraceSchedule | None = None
     # The return path's delivery schedule (None: ACKs are never held).
     up_trace: TraceSchedule | None = None
+    # Outages [start, end): every packet both ways is lost (the emulator's `outage-2s`).
+    outages: list[tuple[float, float]] = field(default_factory=list)
+
+    def in_outage(self, now: float) -> bool:
+        return any(start <= now < end for start, end in self.outages)
 
     def rate_at(self, now: float) -> float:
         rate = self.rate_mbps
@@ -190,16 +200,19 @@ class Flow:
         self.pto_count = 0
         self.probe_allowed = False
         self.stats = FlowStats()
-        # Receiver: packets read but not yet acknowledged, with their read times.
+        # Receiver: packets read but not yet acknowledged, with their read times, and
+        # whether an ACK frame was lost since (the next packet is then acknowledged at once).
         self.unacked: list[tuple[SimPacket, float]] = []
+        self.ack_lost = False
         self.last_arrival = 0.0
         controller.bind(max_datagram_size=mss, now=start)
 
 
 class Simulator:
     def __init__(self, link: Link, *, seed: int = 0, tick: float = 0.005,
-                 receiver: Receiver | None = None) -> None:
+                 receiver: Receiver | None = None, pacing_quantum: int = 1) -> None:
         self.link = link
+        self.pacing_quantum = max(1, pacing_quantum)
         self.receiver = receiver or Receiver()
         self.rng = random.Random(seed)
         # Host stalls draw from their own generator, so switching them on does not shift
@@ -280,12 +293,13 @@ class Simulator:
             if not probe and flow.bytes_in_flight + flow.mss > ctrl.congestion_window:
                 return  # an ACK or loss will call us again
             interval = self._pacing_interval(flow)
+            quantum = self.pacing_quantum
             if not probe and now < flow.next_send_at - 1e-12:
-                self._wake(flow, flow.next_send_at)
+                self._wake(flow, flow.next_send_at + (quantum - 1) * interval)
                 return
             flow.probe_allowed = False
-            # Allow at most one interval of catch-up so pacing cannot drift behind.
-            flow.next_send_at = max(flow.next_send_at, now - interval) + interval
+            # Allow at most one wake quantum of catch-up so pacing cannot drift behind.
+            flow.next_send_at = max(flow.next_send_at, now - quantum * interval) + interval
             self._send_one(flow)
 
     def _wake(self, flow: Flow, t: float) -> None:
@@ -312,6 +326,8 @@ class Simulator:
         link = self.link
         if link.loss > 0 and self.rng.random() < link.loss:
             return  # random loss: never acked
+        if link.outages and link.in_outage(now):
+            return
         if self._trace is not None:
             depart = self._trace_depart(packet)
             if depart is None:
@@ -368,7 +384,7 @@ class Simulator:
     def _on_arrival(self, flow: Flow, packet: SimPacket) -> None:
         rx = self.receiver
         flow.unacked.append((packet, self.now))
-        if len(flow.unacked) >= rx.ack_every:
+        if len(flow.unacked) >= rx.ack_every or flow.ack_lost:
             self._ack_frame(flow)
         elif len(flow.unacked) == 1:
             self._schedule(self.now + rx.max_ack_delay, "ack-timer", flow.index)
@@ -378,6 +394,10 @@ class Simulator:
     def _ack_frame(self, flow: Flow) -> None:
         """The sender processes one ACK frame for every packet the receiver has read."""
         now = self.now
+        if self.link.outages and self.link.in_outage(now):
+            flow.ack_lost = True  # lost on the way back: the next frame acknowledges these
+            return
+        flow.ack_lost = False
         frame, flow.unacked = flow.unacked, []
         ack_delay = now - frame[-1][1]
         if self._up is not None:
@@ -549,6 +569,7 @@ class LinkReport:
     p95_rtt_inflation_ms: float
     mean_queue_delay_ms: float
     loss_rate: float
+    p95_queue_delay_ms: float = 0.0  # the bottleneck's, per packet entering it
 
 
 def report(sim: Simulator, t1: float, t2: float) -> LinkReport:
@@ -562,6 +583,7 @@ def report(sim: Simulator, t1: float, t2: float) -> LinkReport:
     sent = sum(f.stats.sent_packets for f in sim.flows)
     lost = sum(f.stats.lost_packets for f in sim.flows)
     return LinkReport(
+        p95_queue_delay_ms=percentile(queue, 95) * 1000,
         utilization=sum(throughputs) / capacity,
         throughputs_mbps=throughputs,
         jain=jain_index(throughputs),
@@ -575,26 +597,66 @@ def report(sim: Simulator, t1: float, t2: float) -> LinkReport:
 
 
 def scenario_single(name: str, *, loss: float = 0.0, seed: int = 1, duration: float = 30.0,
-                    params: dict[str, str] | None = None) -> LinkReport:
+                    params: dict[str, str] | None = None, receiver: Receiver | None = None,
+                    pacing_quantum: int = 1) -> LinkReport:
     """One flow on 12 Mbit/s, 30 ms, 45 KB queue; figures over the whole run."""
     from .registry import create_controller
 
-    sim = Simulator(Link(12.0, 0.030, 45_000, loss=loss), seed=seed)
+    sim = Simulator(Link(12.0, 0.030, 45_000, loss=loss), seed=seed, receiver=receiver,
+                    pacing_quantum=pacing_quantum)
     sim.add_flow(create_controller(name, params or {}, seed=seed))
     sim.run(duration)
     return report(sim, 0.0, duration)
 
 
-def scenario_two_flows(name: str, *, seed: int = 1, params: dict[str, str] | None = None
+def scenario_two_flows(name: str, *, seed: int = 1, params: dict[str, str] | None = None,
+                       receiver: Receiver | None = None, pacing_quantum: int = 1
                        ) -> LinkReport:
     """Two flows (the second starting 0.5 s later) on the same link; last 20 s of 40 s."""
     from .registry import create_controller
 
-    sim = Simulator(Link(12.0, 0.030, 45_000), seed=seed)
+    sim = Simulator(Link(12.0, 0.030, 45_000), seed=seed, receiver=receiver,
+                    pacing_quantum=pacing_quantum)
     for i in range(2):
         sim.add_flow(create_controller(name, params or {}, seed=seed * 10 + i), start=0.5 * i)
     sim.run(40.0)
     return report(sim, 20.0, 40.0)
+
+
+@dataclass
+class OutageReport:
+    rate_before_mbps: float
+    recovery_s: float | None  # from the link's return to 80 % of the rate before
+    rate_after_mbps: list[tuple[float, float]]  # (s since the return, Mbit/s), every 0.5 s
+
+
+def scenario_outage(name: str, *, seed: int = 1, outage_at: float = 6.0, outage_s: float = 2.0,
+                    watch_s: float = 8.0, params: dict[str, str] | None = None,
+                    receiver: Receiver | None = None) -> OutageReport:
+    """`bench soak`'s outage on the link model: one bulk flow on 12 Mbit/s, 30 ms, 45 KB;
+    every packet both ways lost for `outage_s` from `outage_at`. Rates over 0.5 s windows
+    every 0.1 s, as the soak measures them: the rate before is the median window from 2 s to
+    the outage, recovery the first window after the return at 80 % of it."""
+    from .registry import create_controller
+
+    end = outage_at + outage_s
+    link = Link(12.0, 0.030, 45_000, outages=[(outage_at, end)])
+    sim = Simulator(link, seed=seed, receiver=receiver)
+    flow = sim.add_flow(create_controller(name, params or {}, seed=seed))
+    sim.run(end + watch_s)
+    delivered = [0] * (round((end + watch_s) / 0.1) + 1)
+    for t, size in flow.stats.delivered:
+        delivered[min(len(delivered) - 1, int(t / 0.1))] += size
+    rates = [((i + 5) * 0.1, sum(delivered[i:i + 5]) * 8 / 0.5 / 1e6)
+             for i in range(len(delivered) - 5)]
+    before = sorted(r for t, r in rates if 2.0 <= t <= outage_at)
+    before_mbps = before[len(before) // 2] if before else 0.0
+    recovered = next((t - end for t, r in rates if t > end + 1e-9
+                      and r >= 0.8 * before_mbps), None)
+    return OutageReport(
+        rate_before_mbps=before_mbps,
+        recovery_s=None if recovered is None else round(recovered, 2),
+        rate_after_mbps=[(round(t - end, 1), round(r, 2)) for t, r in rates[::5] if t > end])
 
 
 @dataclass
@@ -686,6 +748,15 @@ def main() -> None:
               f"{a.p95_rtt_inflation_ms:.1f} ms mean queue {a.mean_queue_delay_ms:.1f} ms | "
               f"vivace-loss @2% util {b.utilization:.3f} | two vivace Jain {c.jain:.3f} "
               f"util {c.utilization:.3f}")
+    # The real stack's pacer (pairs) under a busy host's ACK path (docs/cc.md, "Session 7").
+    for seed in (1, 2, 3):
+        a = scenario_single("vivace", seed=seed, receiver=BROWSER_HOST, pacing_quantum=2)
+        c = scenario_two_flows("vivace", seed=seed, receiver=BROWSER_HOST, pacing_quantum=2)
+        o = scenario_outage("vivace", seed=seed)
+        print(f"seed {seed}, busy host, paced in pairs: vivace util {a.utilization:.3f} p95 "
+              f"queue {a.p95_queue_delay_ms:.1f} ms | two vivace Jain {c.jain:.3f} p95 queue "
+              f"{c.p95_queue_delay_ms:.1f} ms | 2 s outage: back to 80 % of "
+              f"{o.rate_before_mbps:.1f} Mbit/s after {o.recovery_s} s")
 
 
 if __name__ == "__main__":

@@ -89,6 +89,46 @@ class VivaceParams(PccParams):
         "(0 = off, the thesis)", lo=0.0, hi=10.0)
     queue_drain_floor_ms: float = param(
         2.0, "the smallest standing queue queue_drain acts on, ms", lo=0.0, hi=1000.0)
+    queue_drain_min_rtt: bool = param(
+        False, "queue_drain measures the standing queue by the MI's smallest RTT sample above "
+        "the min RTT (the queue that lasted through the whole MI, cf. Copa's standing RTT) "
+        "and spreads the drain over the drain MI's actual length; the mean RTT (off, "
+        "session 6) also holds the probe's own transient and the host's jitter, which only "
+        "add delay, so a small standing queue had to grow past the threshold plus that "
+        "noise before a drain, and the drain then took out more than stood")
+    queue_drain_every_mi: bool = param(
+        True, "queue_drain looks for a standing queue on every MI decided after slow start "
+        "(probes, holds, moving steps), not only on the lower probe of a pair (off, session "
+        "6): the moving state runs for many MIs between pairs, each adding a sliver of queue "
+        "too small for the gradient test, and then nothing looked")
+    queue_drain_interval_rtts: float = param(
+        4.0, "at least this many smoothed RTTs between two queue drains (doubled after each "
+        "drain that did not lower the queue, up to 64 x)", lo=0.0, hi=1000.0)
+    outage_timeouts: int = param(
+        2, "an outage is this many MI timeouts in a row with nothing acked between them "
+        "(every packet lost, not a slower path, which still delivers). The timeouts halve "
+        "the rate each time, down to the floor; when ACKs return, slow start restarts from "
+        "the initial window, capped at the rate before the first timeout, and resumes "
+        "probing there once an MI at that rate did not lower the utility (cf. TCP's "
+        "ssthresh after a retransmission timeout; 0 = off: climb back from the collapsed "
+        "rate by gradient steps)", lo=0, hi=1000)
+    moving_queue_trend: bool = param(
+        False, "a moving step whose smallest RTT sample stands above the reference MI's by "
+        "more than queue_drain's threshold grew the queue across MIs: the utility charges "
+        "that rise over the time between the two MIs as its RTT gradient, when larger than "
+        "the MI's own. Within one MI a busy host's ACK path hides slopes of 0.05-0.1 in the "
+        "noise test, so steps kept climbing to 8 % above capacity; between MIs the baseline "
+        "is longer and the minimum ignores the host's jitter (off: session 6)")
+    epsilon_noise: float = param(
+        0.0, "probes spread at least this many times the RTT-gradient noise bound of recent "
+        "MIs (their filter and noise test), up to epsilon_noise_max: a higher probe at "
+        "r(1+eps) on a link of capacity C shows a gradient of r(1+eps)/C - 1, so with eps "
+        "below the bound g the rate climbs to C(1 + g - eps), above capacity, and the queue "
+        "grows by g - eps per RTT with no gradient to see (0 = off: eps as set)",
+        lo=0.0, hi=100.0)
+    epsilon_noise_max: float = param(
+        0.05, "the largest probe spread epsilon_noise may set (the thesis's eps)",
+        lo=0.001, hi=0.5)
     reward_rtt_decrease: bool = param(
         False, "let a falling RTT (dRTT/dt < 0) raise utility as the thesis formula does; "
         "off clamps the gradient at 0 like PCC-Uspace")
@@ -132,9 +172,14 @@ class Vivace(PccSender):
         # queue_drain: the queue a drain was sent for (to judge it), the earliest time of the
         # next drain, and the backoff multiplier of its wait.
         self._drained_queue: float | None = None
+        self._drain_sent_at = math.inf  # when the last drain MI started (inf: not yet)
         self._next_drain_at = 0.0
+        # outage_timeouts: slow start after an outage stops at the rate before it.
+        self._ss_cap: float | None = None
         self._drain_backoff = 1
         self.queue_drains = 0
+        # epsilon_noise: smoothed noise bound of the RTT gradient of decided MIs.
+        self.gradient_noise = 0.0
         self._probes_issued = 0
         self._probe_results: dict[int, tuple[MiResult, float]] = {}
         # The higher side of the pair when it is already measured (reuse_overshoot).
@@ -166,6 +211,23 @@ class Vivace(PccSender):
                 loss = 0.0
         x = self.mbps(result.send_rate)
         return vivace_utility(x, gradient, loss, t=p.t, b=p.b, c=p.c), gradient
+
+    @property
+    def epsilon(self) -> float:
+        """The probes' spread: epsilon, widened to the gradient noise (epsilon_noise)."""
+        p = self.p
+        if p.epsilon_noise <= 0 or self.gradient_noise <= 0:
+            return p.epsilon
+        return max(p.epsilon, min(p.epsilon_noise * self.gradient_noise, p.epsilon_noise_max))
+
+    def _track_gradient_noise(self, result: MiResult) -> None:
+        if self.p.epsilon_noise <= 0 or result.rtt_samples < 3:
+            return
+        bound = max(self.p.rtt_gradient_filter,
+                    self._noise_bound(result.rtt_gradient_stderr, result.rtt_samples))
+        if math.isfinite(bound):
+            self.gradient_noise = bound if self.gradient_noise == 0 else (
+                0.875 * self.gradient_noise + 0.125 * bound)
 
     def _noise_bound(self, stderr: float, samples: int) -> float:
         """The largest |dRTT/dt| that is still ACK-path noise for this regression."""
@@ -238,6 +300,7 @@ class Vivace(PccSender):
     def plan_next_mi(self, now: float) -> tuple[float, MiTag]:
         if self._drain_rate is not None and self.state != "starting":
             rate, self._drain_rate = self._drain_rate, None
+            self._drain_sent_at = now
             return rate, MiTag(self.epoch, "drain")
         if self.state == "probing":
             if self._probes_issued < len(self._probe_rates):
@@ -263,6 +326,9 @@ class Vivace(PccSender):
             return Verdict("ignored:" + result.reason)
         if self.state == "starting":
             return self._starting(result, utility)
+        if self.p.queue_drain_every_mi:
+            self._drain_standing_queue(result, now=now)
+        self._track_gradient_noise(result)
         if self.state == "probing":
             if role != "probe":
                 return Verdict("wait")
@@ -276,8 +342,34 @@ class Vivace(PccSender):
         old = self.rate
         self.rate = self.clamp(self.rate / 2)
         self.direction, self.tau, self.k = 0, 0, 0
+        if self._drain_rate is not None:
+            self._drain_rate = self._drained_queue = None  # planned, never sent
+        self._ss_cap = None
         self._enter_probing()
         return Verdict("timeout", self.rate - old)
+
+    def on_path_returned(self, now: float, timeouts: int, rate_before: float
+                         ) -> Verdict | None:
+        """Feedback is back after an outage: climb back to the rate before it at slow
+        start's pace. The timeouts halved the rate on no evidence about capacity (nothing
+        came back at all), and gradient steps from the floor are bounded by omega x rate,
+        so they take seconds; doubling from the initial window takes a few RTTs, and a
+        capacity that fell meanwhile still ends slow start on the utility."""
+        p = self.p
+        if p.outage_timeouts <= 0 or timeouts < p.outage_timeouts or rate_before <= self.rate:
+            return None
+        old = self.rate
+        self.rate = self.clamp(min(max(self.rate, self.initial_window_rate()), rate_before))
+        self.state = "starting"
+        self.slow_start = SlowStart(p.ss_full_pipe_growth)
+        self._ss_cap = rate_before
+        self.direction, self.tau, self.k = 0, 0, 0
+        self._drain_rate = None
+        self._drained_queue = None
+        self._probe_rates, self._probes_issued, self._probe_results = [], 0, {}
+        self._known_high, self._double_checked, self._first_run = None, False, None
+        self.new_epoch()
+        return Verdict("path-returned", self.rate - old)
 
     def on_timeout_undone(self, now: float, rate: float) -> Verdict:
         old = self.rate
@@ -294,11 +386,18 @@ class Vivace(PccSender):
             return Verdict("hold:pipe-growing")
         if action == "double":
             old = self.rate
-            self.rate = self.clamp(2 * self.rate)
+            cap = self._ss_cap
+            if cap is not None and self.rate >= cap:
+                # Back at the rate from before the outage and it still pays: probe there.
+                self._ss_cap = None
+                self._enter_probing()
+                return Verdict("resume")
+            self.rate = self.clamp(2 * self.rate if cap is None else min(2 * self.rate, cap))
             return Verdict("double", self.rate - old)
         if action == "hold":
             return Verdict("hold")
         old = self.rate
+        self._ss_cap = None
         # The doubling that failed overran the bottleneck, so its MI was delivered at about
         # the bottleneck's rate: continue from just under that rather than from the last
         # good rate, which can be half of it (cf. PCC-Uspace's QUIC port, exit of STARTING
@@ -324,37 +423,45 @@ class Vivace(PccSender):
             return None
         return self.clamp(self.rate * max(0.5, 1 - queue_s / mi_s))
 
-    def _drain_standing_queue(self, lower: MiResult, *, now: float) -> None:
-        """Plan a drain MI when even the lower probe ran on a standing queue (queue_drain)."""
+    def _drain_standing_queue(self, mi: MiResult, *, now: float) -> None:
+        """Plan a drain MI when `mi` (the lower probe of a pair, or with queue_drain_every_mi
+        any MI after slow start) ran on a standing queue (queue_drain)."""
         p, stats = self.p, self.rtt_stats
-        if p.queue_drain <= 0 or not stats.has_sample or lower.rtt_samples == 0:
+        if (p.queue_drain <= 0 or not stats.has_sample or mi.rtt_samples == 0
+                or self._drain_rate is not None):
             return
+        if self._drained_queue is not None and mi.start_time < self._drain_sent_at:
+            return  # sent before the drain: it can neither judge it nor ask for another
         min_rtt = stats.min_rtt_or(stats.latest_rtt)
-        queue_s = lower.rtt_mean - min_rtt
-        threshold = max(p.queue_drain * min_rtt, p.queue_drain_floor_ms / 1000)
+        level = mi.rtt_min if p.queue_drain_min_rtt and mi.rtt_min > 0 else mi.rtt_mean
+        queue_s = level - min_rtt
+        threshold = self._queue_threshold()
         if self._drained_queue is not None:
-            # The first pair after a drain judges it: a queue that came back at once (or
+            # The first MI sent after a drain judges it: a queue that came back at once (or
             # never left) is not ours to drain, so wait longer before the next attempt.
             failed = queue_s > max(threshold, 0.5 * self._drained_queue)
             self._drain_backoff = min(64, 2 * self._drain_backoff) if failed else 1
             self._drained_queue = None
+            self._drain_sent_at = math.inf
         if queue_s <= threshold:
             self._drain_backoff = 1  # the path's RTT is back at its minimum
             return
         if now < self._next_drain_at:
             return
-        mi_s = p.mi_rtts * stats.smoothed_rtt
+        mi_s = (self.mi_duration(self.rate) if p.queue_drain_min_rtt
+                else p.mi_rtts * stats.smoothed_rtt)
         if mi_s <= 0:
             return
         self._drain_rate = self.clamp(self.rate * max(0.5, 1 - queue_s / mi_s))
         self._drained_queue = queue_s
-        self._next_drain_at = now + 8 * self._drain_backoff * stats.smoothed_rtt
+        self._next_drain_at = (now + p.queue_drain_interval_rtts * self._drain_backoff
+                               * stats.smoothed_rtt)
         self.queue_drains += 1
 
     def _enter_probing(self, known_high: tuple[MiResult, float] | None = None) -> None:
         self.state = "probing"
         self.new_epoch()
-        eps = self.p.epsilon
+        eps = self.epsilon
         hi, lo = self.rate * (1 + eps), self.rate * (1 - eps)
         # Draw even when the order does not matter, so one choice does not shift every
         # later one.
@@ -389,7 +496,8 @@ class Vivace(PccSender):
             return Verdict("double-check")
         if self._first_run is not None:
             u_hi, u_lo = (u_hi + self._first_run[0]) / 2, (u_lo + self._first_run[1]) / 2
-        self._drain_standing_queue(lo, now=max(hi.finish_time, lo.finish_time))
+        if not self.p.queue_drain_every_mi:
+            self._drain_standing_queue(lo, now=max(hi.finish_time, lo.finish_time))
         self._double_checked = False
         self._first_run = None
         spread = self.mbps(hi.target_rate) - self.mbps(lo.target_rate)
@@ -428,19 +536,50 @@ class Vivace(PccSender):
     def _ref_utility(self) -> float:
         return self._ref[1] if self._ref is not None else 0.0
 
+    def _queue_threshold(self) -> float:
+        """The smallest rise of the RTT floor that is queue, not the sender's own burst."""
+        p, stats = self.p, self.rtt_stats
+        min_rtt = stats.min_rtt_or(stats.latest_rtt)
+        threshold = max(p.queue_drain * min_rtt, p.queue_drain_floor_ms / 1000)
+        if p.queue_drain_min_rtt and self.rate > 0:
+            # The pacer releases packets in pairs (pacing.PACING_WAKE_QUANTUM): at a
+            # bottleneck of about the sending rate the second waits one packet time behind
+            # the first, in every MI. That is the sender's own burst, not a standing queue.
+            threshold = max(threshold, self.max_datagram_size / self.rate)
+        return threshold
+
+    def _trend_charged(self, result: MiResult, utility: float) -> tuple[float, bool]:
+        """(utility, grew): `result` charged the queue it added since the reference MI."""
+        ref = self._ref[0] if self._ref is not None else None
+        if (not self.p.moving_queue_trend or self.p.b <= 0 or ref is None
+                or result.rtt_min <= 0 or ref.rtt_min <= 0):
+            return utility, False
+        rise = result.rtt_min - ref.rtt_min
+        elapsed = result.start_time - ref.start_time
+        if rise <= self._queue_threshold() or elapsed <= 0:
+            return utility, False
+        trend = rise / elapsed
+        counted = self.mi_utility(result)[1]
+        if trend <= counted:
+            return utility, counted > 0
+        x = self.mbps(result.send_rate)
+        p = self.p
+        return vivace_utility(x, trend, result.loss, t=p.t, b=p.b, c=p.c), True
+
     def _moving(self, result: MiResult, utility: float) -> Verdict:
         rate = result.target_rate
+        utility, trend_grew = self._trend_charged(result, utility)
         raw_utility = utility
         ref_utility = self._ref_utility
         if self._ref is not None:
             utility, ref_utility, _ = self._pooled(result, utility, *self._ref)
         # The step made the queue grow, and the utility counts it (b > 0).
-        queue_grew = self.p.b > 0 and self.mi_utility(result)[1] > 0.0
+        queue_grew = self.p.b > 0 and (trend_grew or self.mi_utility(result)[1] > 0.0)
         # Too small a move to measure a gradient over: do not divide noise by a tiny rate
         # difference; probe around the new rate. Unless the step made the queue grow (a
         # significant RTT gradient) and so did worse: then undo it below. A small step's
         # loss is not evidence enough, random loss dominates it.
-        small = abs(rate - self._ref_rate) < self.p.epsilon * rate * 0.5
+        small = abs(rate - self._ref_rate) < self.epsilon * rate * 0.5
         if small and not (queue_grew and utility < ref_utility):
             self._enter_probing()
             return Verdict("probe-again")

@@ -12,8 +12,11 @@ from pccstream.cc.sim import (
     Receiver,
     Simulator,
     VideoPlayer,
+    scenario_outage,
     scenario_video,
 )
+
+OUTAGE_BOUND_S = 1.0
 
 
 def _run(name: str, link: Link, *, until: float, receiver: Receiver | None = None,
@@ -107,6 +110,8 @@ def test_timeout_after_a_capacity_drop_stands() -> None:
     link = Link(20.0, 0.03, 2_000_000, schedule=[(4.0, 2.0)])
     ctrl, events = _timeout_events({}, link, 8.0)
     assert ctrl.timeouts >= 1 and ctrl.timeouts_undone == 0
+    # ACKs kept coming, only slower: not an outage, no restart.
+    assert ctrl.outages == 0
 
 
 def test_video_scenario_is_deterministic_and_plays() -> None:
@@ -130,3 +135,24 @@ def test_mis_span_several_ack_frames_at_a_short_rtt() -> None:
                      params={"min_mi_acks": "0"})
     assert ctrl.mis_finished < off.mis_finished  # longer MIs, fewer of them
 
+
+
+def test_outage_loses_every_packet_both_ways_then_acks_resume() -> None:
+    link = Link(12.0, 0.03, 45_000, outages=[(2.0, 3.0)])
+    sim, ctrl, _ = _run("cubic", link, until=6.0)
+    acks = [t for t, _ in sim.flows[0].stats.delivered]
+    # Nothing is acknowledged from one RTT into the outage until after it ends.
+    assert not [t for t in acks if 2.03 < t < 3.0]
+    assert [t for t in acks if t > 3.0]
+    assert link.in_outage(2.5) and not link.in_outage(3.0)
+
+
+def test_outage_recovery_resumes_near_the_rate_before() -> None:
+    """A 2 s outage (`bench soak`'s): the MI timeouts halve the rate down to the floor on no
+    evidence about capacity. Restarting slow start capped at the rate before the outage gets
+    back to 80 % of it within OUTAGE_BOUND_S; climbing back by gradient steps takes longer."""
+    on = scenario_outage("vivace", seed=1)
+    off = scenario_outage("vivace", seed=1, params={"outage_timeouts": "0"})
+    assert on.rate_before_mbps > 10.0
+    assert on.recovery_s is not None and on.recovery_s <= OUTAGE_BOUND_S
+    assert off.recovery_s is None or off.recovery_s > on.recovery_s + 0.5
