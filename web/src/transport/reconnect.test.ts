@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { KindName } from '../protocol';
-import { ReconnectingSession, backoffMs, countedFrom, type ReconnectOptions, type SessionLike } from './reconnect';
+import { ReconnectingSession, backoffMs, countedFrom, type SessionLike } from './reconnect';
 import type { Response } from './response';
 import { TransportError } from './session';
+import { fakeClockReconnectOptions } from './reconnect.testutil';
 
 function response(segment: number): Response {
   return {
@@ -32,25 +33,7 @@ class FakeSession implements SessionLike {
   }
 }
 
-function options(): ReconnectOptions & { slept: number[]; statuses: string[] } {
-  let now = 0;
-  const slept: number[] = [];
-  const statuses: string[] = [];
-  return {
-    firstDelayMs: 250,
-    maxDelayMs: 4000,
-    giveUpAfterMs: 10_000,
-    sleep: (ms) => {
-      slept.push(ms);
-      now += ms;
-      return Promise.resolve();
-    },
-    now: () => now,
-    status: (text) => statuses.push(text),
-    slept,
-    statuses,
-  };
-}
+const options = fakeClockReconnectOptions;
 
 describe('ReconnectingSession', () => {
   it('redials with backoff and sends the failed request again on the new session', async () => {

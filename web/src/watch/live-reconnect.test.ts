@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { KindName, LiveInfo } from '../protocol';
-import type { ReconnectOptions } from '../transport/reconnect';
 import type { Response } from '../transport/response';
 import { TransportError } from '../transport/session';
+import { fakeClockReconnectOptions } from '../transport/reconnect.testutil';
 import type { LiveGroupHandler } from '../transport/unistreams';
 import { ReconnectingLiveSession, rejoinLiveEdge, sameTimeline, type LiveSessionLike, type RejoiningPlayer } from './live-reconnect';
 
@@ -58,23 +58,7 @@ class FakeLiveSession implements LiveSessionLike {
   }
 }
 
-function options(): ReconnectOptions & { slept: number[] } {
-  let now = 0;
-  const slept: number[] = [];
-  return {
-    firstDelayMs: 250,
-    maxDelayMs: 4000,
-    giveUpAfterMs: 10_000,
-    sleep: (ms) => {
-      slept.push(ms);
-      now += ms;
-      return Promise.resolve();
-    },
-    now: () => now,
-    status: () => undefined,
-    slept,
-  };
-}
+const options = fakeClockReconnectOptions;
 
 const flush = async (): Promise<void> => {
   for (let i = 0; i < 10; i++) await new Promise((resolve) => setTimeout(resolve, 0));
