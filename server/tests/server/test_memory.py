@@ -64,8 +64,9 @@ if sys.argv[1] == "fixed":
     assert memory.fix_mmap_threshold()
 big = bytearray(8 * 2**20)  # mmapped; freeing it raises glibc's dynamic threshold to 8 MiB
 del big
+before = libc.mallinfo2().hblks  # the interpreter's own mappings vary from run to run
 pieces = [bytearray(256 * 1024) for _ in range(20)]  # segment-piece sized
-print(libc.mallinfo2().hblks)
+print(libc.mallinfo2().hblks - before)
 """
 
 
@@ -89,7 +90,7 @@ def test_large_buffers_keep_their_own_mappings_after_a_large_free(
     if mode == "fixed":
         assert mmapped >= 20
     else:  # glibc's default behaviour, which the fix exists for
-        assert mmapped < 20
+        assert mmapped < 10
 
 
 def test_the_operators_mmap_threshold_wins(monkeypatch: pytest.MonkeyPatch) -> None:
