@@ -60,12 +60,16 @@ class Mallinfo2(ctypes.Structure):
                 "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
 libc = ctypes.CDLL("libc.so.6")
 libc.mallinfo2.restype = Mallinfo2
+libc.malloc.restype = ctypes.c_void_p
+libc.malloc.argtypes = [ctypes.c_size_t]
+libc.free.argtypes = [ctypes.c_void_p]
 if sys.argv[1] == "fixed":
     assert memory.fix_mmap_threshold()
-big = bytearray(8 * 2**20)  # mmapped; freeing it raises glibc's dynamic threshold to 8 MiB
-del big
-before = libc.mallinfo2().hblks  # the interpreter's own mappings vary from run to run
-pieces = [bytearray(256 * 1024) for _ in range(20)]  # segment-piece sized
+# malloc itself, not Python objects: what the interpreter allocates around them varies.
+big = libc.malloc(8 * 2**20)  # mmapped; freeing it raises glibc's dynamic threshold to 8 MiB
+libc.free(big)
+before = libc.mallinfo2().hblks
+pieces = [libc.malloc(256 * 1024) for _ in range(20)]  # segment-piece sized
 print(libc.mallinfo2().hblks - before)
 """
 
@@ -83,7 +87,8 @@ def test_large_buffers_keep_their_own_mappings_after_a_large_free(
     from pccstream.paths import child_process_env
 
     env = child_process_env()
-    env.pop("MALLOC_MMAP_THRESHOLD_", None)
+    for key in [k for k in env if k.startswith("MALLOC_") or k == "GLIBC_TUNABLES"]:
+        del env[key]  # any malloc setting from the environment turns the dynamic threshold off
     out = subprocess.run([sys.executable, "-c", _MMAPPED_AFTER_A_LARGE_FREE, mode], env=env,
                          capture_output=True, text=True, check=True).stdout
     mmapped = int(out.split()[-1])
