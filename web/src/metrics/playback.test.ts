@@ -184,7 +184,7 @@ describe('PlaybackMetrics', () => {
     expect(p.metrics.snapshot().stallCount).toBe(1);
   });
 
-  it('does not treat a frozen playhead with buffer as play', () => {
+  it('counts a frozen playhead with buffer as a stall, not play', () => {
     const m = new PlaybackMetrics();
     m.startRequested(0);
     const base = { bufferAhead: 5, ended: false, paused: false, eos: false, rendition: 0, bitrateBps: 1e6 };
@@ -193,7 +193,7 @@ describe('PlaybackMetrics', () => {
     for (let t = 100; t <= 1000; t += 50) m.sample({ ...base, t, currentTime: 0.05 });
     const s = m.snapshot();
     expect(s.playSeconds).toBeCloseTo(0.05, 6);
-    expect(s.stallSeconds).toBe(0);
+    expect(s.stallSeconds).toBeCloseTo(0.95, 6);
   });
 
   it('weights the mean bitrate by play time and counts switches', () => {
@@ -269,5 +269,59 @@ describe('live stall threshold', () => {
     expect(vod.isStalled(s)).toBe(true);
     expect(live.isStalled(s)).toBe(false);
     expect(live.isStalled({ ...s, bufferAhead: 0.02 })).toBe(true);
+  });
+});
+
+describe('a frozen playhead', () => {
+  const live = (): PlaybackMetrics => {
+    const m = new PlaybackMetrics();
+    m.setStallThreshold(LIVE_STALL_THRESHOLD_S);
+    m.startRequested(0);
+    return m;
+  };
+  // The browser holds the last frame with about a frame still buffered ahead: the buffer rule
+  // alone sees neither play nor stall (the live server-restart case).
+  const sample = (t: number, currentTime: number, extra: Partial<PlaybackSample> = {}): PlaybackSample => ({
+    t, currentTime, bufferAhead: 0.034, ended: false, paused: false, eos: false, rendition: 0, bitrateBps: 1, ...extra,
+  });
+
+  it('is a stall from the last sample that moved, once frozen for FROZEN_PLAYHEAD_MS', () => {
+    const m = live();
+    m.sample(sample(0, 0));
+    for (let t = 25; t <= 1000; t += 25) m.sample(sample(t, t / 1000));
+    for (let t = 1025; t <= 4000; t += 25) m.sample(sample(t, 1));
+    const s = m.snapshot();
+    expect(s.stallCount).toBe(1);
+    expect(s.stallSeconds).toBeCloseTo(3, 6);
+    expect(s.playSeconds).toBeCloseTo(1, 6);
+    expect(s.state).toBe('stalled');
+    for (let t = 4025; t <= 5000; t += 25) m.sample(sample(t, 1 + (t - 4000) / 1000));
+    expect(m.snapshot().stallSeconds).toBeCloseTo(3.025, 6);
+    expect(m.snapshot().state).toBe('playing');
+    expect(m.snapshot().stallCount).toBe(1);
+  });
+
+  it('is not a stall when shorter than FROZEN_PLAYHEAD_MS, paused, or seeking', () => {
+    const m = live();
+    m.sample(sample(0, 0));
+    m.sample(sample(25, 0.025));
+    m.sample(sample(50, 0.025));
+    m.sample(sample(100, 0.025)); // 75 ms without moving: a late sample, not yet a freeze
+    m.sample(sample(125, 0.05));
+    for (let t = 150; t <= 1000; t += 25) m.sample(sample(t, 0.05, { paused: true }));
+    for (let t = 1025; t <= 2000; t += 25) m.sample(sample(t, 0.05, { seeking: true }));
+    const s = m.snapshot();
+    expect(s.stallCount).toBe(0);
+    expect(s.stallSeconds).toBe(0);
+  });
+
+  it('does not count a buffer-rule stall twice', () => {
+    const m = live();
+    m.sample(sample(0, 0));
+    m.sample(sample(25, 0.025));
+    for (let t = 50; t <= 1025; t += 25) m.sample(sample(t, 0.025, { bufferAhead: 0 }));
+    for (let t = 1050; t <= 2025; t += 25) m.sample(sample(t, 0.025));
+    expect(m.snapshot().stallSeconds).toBeCloseTo(2, 6);
+    expect(m.snapshot().stallCount).toBe(1);
   });
 });

@@ -7,13 +7,16 @@
  * - A sample is *stalled* when, after startup, the buffered video ahead of `currentTime` is
  *   below STALL_THRESHOLD_S (0.1 s) while the video is neither ended, nor paused by the
  *   viewer, nor fully delivered (`eos`: every segment appended and endOfStream() called —
- *   the last tenth of a second of a finished stream is not a stall).
+ *   the last tenth of a second of a finished stream is not a stall). It is also stalled when
+ *   the playhead has not moved for FROZEN_PLAYHEAD_MS while playing (not paused, seeking,
+ *   ended or fully delivered), whatever is buffered: the frozen time counts from the last
+ *   sample that moved.
  * - Each interval between two samples is classified by the state of the sample at its
  *   START (left Riemann sum; a state change is known at most one interval late in either
  *   direction, so errors cancel out on average and are bounded by one interval per change):
  *     stalled at start            → stallSeconds
  *     not stalled, `currentTime` advanced over the interval → playSeconds
- *     otherwise (paused, ended, frozen with buffer) → neither.
+ *     otherwise (paused, ended, seeking, a frozen playhead not yet FROZEN_PLAYHEAD_MS) → neither.
  * - Startup: from `startRequested(t)` (page start with autoplay, else the play request) to
  *   the first frame playing, i.e. the first sample whose `currentTime` is past the value at
  *   the play request. The moment playback began is interpolated as
@@ -37,6 +40,14 @@ export const STALL_THRESHOLD_S = 0.1;
  * picture freezes on the next frame.
  */
 export const LIVE_STALL_THRESHOLD_S = 1 / 30;
+/**
+ * A playhead that has not moved for this long while playing (not paused, seeking or ended) is
+ * stalled whatever the buffer says: the browser may hold the last frame with about a frame
+ * still buffered ahead of `currentTime` (e.g. a live player whose server went away), which the
+ * buffer rule alone would count as neither play nor stall. 3 frames at 30 fps; the sampler
+ * polls every 25 ms, so a playing element always advances within it.
+ */
+export const FROZEN_PLAYHEAD_MS = 100;
 
 export interface PlaybackSample {
   /** Page clock, ms. */
@@ -91,6 +102,11 @@ export class PlaybackMetrics {
   private sawEnded = false;
   private lastState: PlaybackSnapshot['state'] = 'loading';
   private seekPending = false;
+  /** Page time the playhead was last seen moving (or jumped, or resumed from a pause). */
+  private lastMoveMs = 0;
+  /** Time since then counted as neither play nor stall: a stall if the playhead stays frozen. */
+  private unaccountedMs = 0;
+  private frozen = false;
 
   constructor(private stallThresholdS = STALL_THRESHOLD_S) {}
 
@@ -124,6 +140,11 @@ export class PlaybackMetrics {
     return !s.ended && !s.paused && !s.eos && s.bufferAhead < this.stallThresholdS;
   }
 
+  /** Stalled by either rule: little buffered ahead, or a playhead frozen while playing. */
+  private stalledNow(s: PlaybackSample): boolean {
+    return this.isStalled(s) || this.frozen;
+  }
+
   sample(s: PlaybackSample): void {
     const prev = this.prev;
     if (prev !== null && s.t < prev.t) return; // a clock never goes back; ignore junk
@@ -146,6 +167,7 @@ export class PlaybackMetrics {
         const began = Math.min(s.t, Math.max(lower, s.t - advancedMs));
         this.startupEndMs = began;
         this.addPlay(s.t - began, s.rendition ?? prev.rendition, s.bitrateBps ?? prev.bitrateBps);
+        this.lastMoveMs = s.t;
         this.afterSample(s);
       } else {
         this.lastState = s.ended ? 'ended' : 'startup';
@@ -155,19 +177,39 @@ export class PlaybackMetrics {
 
     const jumped = this.seekPending;
     this.seekPending = false;
+    const moved = prev === null || s.currentTime > prev.currentTime + ADVANCE_EPSILON_S;
     if (prev !== null) {
       const dt = s.t - prev.t;
-      if (this.isStalled(prev)) {
+      if (this.stalledNow(prev)) {
         this.stallMs += dt;
       } else if (s.currentTime > prev.currentTime && !prev.ended && !prev.seeking && !s.seeking && !jumped) {
         this.addPlay(dt, prev.rendition ?? s.rendition, prev.bitrateBps ?? s.bitrateBps);
+      } else if (!prev.paused && !prev.ended && !prev.seeking) {
+        this.unaccountedMs += dt;
       }
     }
+    this.trackFrozen(s, moved || jumped);
     this.afterSample(s);
   }
 
+  private trackFrozen(s: PlaybackSample, moved: boolean): void {
+    const playing = !s.ended && !s.paused && !s.eos && !s.seeking && (s.playbackRate ?? 1) > 0;
+    if (moved || !playing) {
+      this.lastMoveMs = s.t;
+      this.unaccountedMs = 0;
+      this.frozen = false;
+      return;
+    }
+    if (!this.frozen && s.t - this.lastMoveMs >= FROZEN_PLAYHEAD_MS) {
+      // The time since the playhead stopped was a stall all along.
+      this.frozen = true;
+      this.stallMs += this.unaccountedMs;
+      this.unaccountedMs = 0;
+    }
+  }
+
   private afterSample(s: PlaybackSample): void {
-    const stalled = this.isStalled(s);
+    const stalled = this.stalledNow(s);
     if (stalled && !this.inStall) this.stalls += 1;
     this.inStall = stalled;
     this.lastState = s.ended ? 'ended' : stalled ? 'stalled' : s.paused ? 'paused' : 'playing';
