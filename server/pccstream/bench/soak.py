@@ -30,6 +30,7 @@ from typing import Any
 from pccstream.bench.fuzz import run_all
 from pccstream.emulator.relay import EmulatorProcess
 from pccstream.harness.processes import ServerProcess, make_bulk_media
+from pccstream.harness.udp_drops import rcvbuf_errors, socket_drops
 from pccstream.media.manifest import Manifest, load_manifest
 from pccstream.paths import child_process_env
 from pccstream.protocol import Kind, Request, Status
@@ -237,6 +238,16 @@ async def run_viewers(settings: SoakSettings, manifest: Manifest,
     error_messages: list[str] = []  # the first few, so --json says what went wrong
     try:
         port = await emulator.start()
+        assert emulator.proc is not None
+        emulator_pid = emulator.proc.pid
+
+        def drops() -> dict[str, int]:
+            """Receive-buffer drops so far: who did not read its socket in time."""
+            server_drops, emulator_drops = socket_drops(server.pid), socket_drops(emulator_pid)
+            return {"server": server_drops, "emulator": emulator_drops,
+                    "namespace": rcvbuf_errors()}
+
+        drops_before = drops()
         rss_before = _rss_mib(server.pid)
         cpu_before = server.cpu_seconds()
         started = time.monotonic()
@@ -263,8 +274,10 @@ async def run_viewers(settings: SoakSettings, manifest: Manifest,
                     doing = "closing its session"
             except Exception as exc:  # counted and reported, the other viewers carry on
                 totals["errors"] += 1
+                so_far = {k: v - drops_before[k] for k, v in drops().items()}
                 message = (f"viewer {index}: {type(exc).__name__}: {exc} ({doing}, "
-                           f"{time.monotonic() - started:.1f} s into the run)")
+                           f"{time.monotonic() - started:.1f} s into the run; UDP receive-"
+                           f"buffer drops so far: {so_far})")
                 if len(error_messages) < 10:
                     error_messages.append(message)
                 progress(message)
@@ -273,6 +286,7 @@ async def run_viewers(settings: SoakSettings, manifest: Manifest,
         wall = time.monotonic() - started
         cpu = server.cpu_seconds() - cpu_before
         rss_after = _rss_mib(server.pid)
+        dropped = {k: v - drops_before[k] for k, v in drops().items()}
     finally:
         await emulator.close()
         await server.close()
@@ -283,6 +297,10 @@ async def run_viewers(settings: SoakSettings, manifest: Manifest,
         "server_cpu_cores": round(cpu / wall, 3),
         "server_rss_mib_before": round(rss_before, 1),
         "server_rss_mib_after": round(rss_after, 1),
+        # Datagrams the kernel dropped for a full receive buffer during the run: on the
+        # server's sockets, the emulator's, and in the whole network namespace (the viewers in
+        # this process and anything else running on the machine).
+        "udp_rcvbuf_drops": dropped,
         "ok": totals["wrong"] == 0 and totals["errors"] == 0 and totals["segments"] > 0,
     }
 

@@ -36,3 +36,5 @@ def test_concurrent_viewers_through_the_emulator_get_every_byte(tmp_path: Path) 
     assert result["errors"] == 0 and result["wrong"] == 0
     assert result["segments"] >= 5
     assert result["server_cpu_cores"] >= 0 and result["server_rss_mib_after"] > 0
+    assert set(result["udp_rcvbuf_drops"]) == {"server", "emulator", "namespace"}
+    assert result["udp_rcvbuf_drops"]["server"] >= 0
