@@ -192,7 +192,7 @@ async def run_churn(settings: SoakSettings, manifest: Manifest,
         await server.close()
     baseline, end = settled[0], settled[-1]
     growth = (end[1] - baseline[1]) / baseline[1]
-    after_baseline = [mib for _, mib in settled]
+    settled_mib = [mib for _, mib in settled]
     return {
         "sessions": done, "kinds": counts, "wrong_answers": wrong,
         # Every sample_every sessions, not settled: includes the SIGKILLed clients' sessions
@@ -202,8 +202,8 @@ async def run_churn(settings: SoakSettings, manifest: Manifest,
         "rss_mib_settled": settled,
         "rss_mib_settled_baseline": baseline, "rss_mib_settled_end": end,
         "rss_growth_from_baseline": round(growth, 4),
-        "rss_settled_spread_mib": round(max(after_baseline) - min(after_baseline), 1),
-        "rss_max_growth_from_baseline": round(max(after_baseline) / baseline[1] - 1, 4),
+        "rss_settled_spread_mib": round(max(settled_mib) - min(settled_mib), 1),
+        "rss_max_growth_from_baseline": round(max(settled_mib) / baseline[1] - 1, 4),
         "growth_judged": settings.churn_sessions >= 500,
         "ok": wrong == 0 and (settings.churn_sessions < 500
                               or growth <= settings.churn_max_growth),
