@@ -30,6 +30,7 @@ from typing import Any
 from pccstream.bench.fuzz import run_all
 from pccstream.emulator.relay import EmulatorProcess
 from pccstream.harness.processes import ServerProcess, make_bulk_media
+from pccstream.harness.udp_drops import rcvbuf_errors, socket_drops
 from pccstream.media.manifest import Manifest, load_manifest
 from pccstream.paths import child_process_env
 from pccstream.protocol import Kind, Request, Status
@@ -49,6 +50,8 @@ class SoakSettings:
     churn_baseline_session: int = 200
     # Growth beyond this fails the run; judged only from 500 sessions on (quick runs report it).
     churn_max_growth: float = 0.05
+    # A settled sample at the baseline, every this many sessions after it, and at the end.
+    churn_settled_every: int = 200
     # Every this many sessions, a client process with KILLED_PER_BATCH sessions is SIGKILLed.
     churn_killed_every: int = 50
     # Before the baseline and the final RSS sample: time for SIGKILLed clients' sessions to
@@ -62,7 +65,8 @@ class SoakSettings:
 def quick(media: Path) -> SoakSettings:
     """A smoke run of every part (well under a minute)."""
     return SoakSettings(media, fuzz_cases=1000, churn_sessions=60, churn_baseline_session=20,
-                        churn_settle_s=0.0, viewers=4, viewer_seconds=4.0)
+                        churn_settle_s=0.0, churn_settled_every=20, viewers=4,
+                        viewer_seconds=4.0)
 
 
 def run_soak(settings: SoakSettings, progress: Progress) -> dict[str, Any]:
@@ -141,13 +145,16 @@ async def run_churn(settings: SoakSettings, manifest: Manifest,
     curve: list[tuple[int, float]] = []
     done = 0
     sample_every = max(1, settings.churn_sessions // 20)
-    settled: dict[str, tuple[int, float]] = {}
+    # Every settled sample follows the same procedure: right after a SIGKILLed batch (the
+    # checkpoints are multiples of churn_killed_every), then churn_settle_s without sessions.
+    settled: list[tuple[int, float]] = []
+    next_settled = settings.churn_baseline_session
 
-    async def settle(name: str) -> None:
+    async def settle() -> None:
         await asyncio.sleep(settings.churn_settle_s)
-        settled[name] = (done, round(_rss_mib(server.pid), 1))
+        settled.append((done, round(_rss_mib(server.pid), 1)))
         progress(f"churn: {done} sessions, settled {settings.churn_settle_s:g} s: "
-                 f"server RSS {settled[name][1]} MiB")
+                 f"server RSS {settled[-1][1]} MiB")
 
     try:
         curve.append((0, round(_rss_mib(server.pid), 1)))
@@ -177,19 +184,26 @@ async def run_churn(settings: SoakSettings, manifest: Manifest,
             if done // sample_every > len(curve) - 1:
                 curve.append((done, round(_rss_mib(server.pid), 1)))
                 progress(f"churn: {done} sessions, server RSS {curve[-1][1]} MiB")
-            if "baseline" not in settled and done >= settings.churn_baseline_session:
-                await settle("baseline")
-        await settle("end")
+            if done >= next_settled and done < settings.churn_sessions:
+                await settle()
+                next_settled += settings.churn_settled_every
+        await settle()
     finally:
         await server.close()
-    baseline, end = settled["baseline"], settled["end"]
+    baseline, end = settled[0], settled[-1]
     growth = (end[1] - baseline[1]) / baseline[1]
+    settled_mib = [mib for _, mib in settled]
     return {
         "sessions": done, "kinds": counts, "wrong_answers": wrong,
+        # Every sample_every sessions, not settled: includes the SIGKILLed clients' sessions
+        # still waiting for their idle timeout (a few MiB each batch).
         "rss_mib_curve": curve,
-        # [session, MiB] after the settle time: growth is measured between these two.
+        # [session, MiB] after the settle time; growth is measured from the first to the last.
+        "rss_mib_settled": settled,
         "rss_mib_settled_baseline": baseline, "rss_mib_settled_end": end,
         "rss_growth_from_baseline": round(growth, 4),
+        "rss_settled_spread_mib": round(max(settled_mib) - min(settled_mib), 1),
+        "rss_max_growth_from_baseline": round(max(settled_mib) / baseline[1] - 1, 4),
         "growth_judged": settings.churn_sessions >= 500,
         "ok": wrong == 0 and (settings.churn_sessions < 500
                               or growth <= settings.churn_max_growth),
@@ -224,6 +238,16 @@ async def run_viewers(settings: SoakSettings, manifest: Manifest,
     error_messages: list[str] = []  # the first few, so --json says what went wrong
     try:
         port = await emulator.start()
+        assert emulator.proc is not None
+        emulator_pid = emulator.proc.pid
+
+        def drops() -> dict[str, int]:
+            """Receive-buffer drops so far: who did not read its socket in time."""
+            server_drops, emulator_drops = socket_drops(server.pid), socket_drops(emulator_pid)
+            return {"server": server_drops, "emulator": emulator_drops,
+                    "namespace": rcvbuf_errors()}
+
+        drops_before = drops()
         rss_before = _rss_mib(server.pid)
         cpu_before = server.cpu_seconds()
         started = time.monotonic()
@@ -250,8 +274,10 @@ async def run_viewers(settings: SoakSettings, manifest: Manifest,
                     doing = "closing its session"
             except Exception as exc:  # counted and reported, the other viewers carry on
                 totals["errors"] += 1
+                so_far = {k: v - drops_before[k] for k, v in drops().items()}
                 message = (f"viewer {index}: {type(exc).__name__}: {exc} ({doing}, "
-                           f"{time.monotonic() - started:.1f} s into the run)")
+                           f"{time.monotonic() - started:.1f} s into the run; UDP receive-"
+                           f"buffer drops so far: {so_far})")
                 if len(error_messages) < 10:
                     error_messages.append(message)
                 progress(message)
@@ -260,6 +286,7 @@ async def run_viewers(settings: SoakSettings, manifest: Manifest,
         wall = time.monotonic() - started
         cpu = server.cpu_seconds() - cpu_before
         rss_after = _rss_mib(server.pid)
+        dropped = {k: v - drops_before[k] for k, v in drops().items()}
     finally:
         await emulator.close()
         await server.close()
@@ -270,6 +297,10 @@ async def run_viewers(settings: SoakSettings, manifest: Manifest,
         "server_cpu_cores": round(cpu / wall, 3),
         "server_rss_mib_before": round(rss_before, 1),
         "server_rss_mib_after": round(rss_after, 1),
+        # Datagrams the kernel dropped for a full receive buffer during the run: on the
+        # server's sockets, the emulator's, and in the whole network namespace (the viewers in
+        # this process and anything else running on the machine).
+        "udp_rcvbuf_drops": dropped,
         "ok": totals["wrong"] == 0 and totals["errors"] == 0 and totals["segments"] > 0,
     }
 

@@ -29,7 +29,11 @@ from pccstream.server.http_app import Route, WebAppServer
 from pccstream.server.link_status import LinkStatusReceiver
 from pccstream.server.live import LiveChannel
 from pccstream.server.media_store import MediaStore
-from pccstream.server.memory import fix_mmap_threshold, limit_malloc_arenas
+from pccstream.server.memory import (
+    fix_mmap_threshold,
+    freeze_startup_objects,
+    limit_malloc_arenas,
+)
 from pccstream.server.session import ViewerSession
 from pccstream.server.webtransport import SESSION_PATH, EndpointSettings, protocol_factory
 
@@ -277,6 +281,7 @@ def _bind_error(what: str, host: str, port: int, exc: OSError) -> str:
 async def run_forever(server: StreamingServer, ready_file: Path | None = None) -> None:
     config = server.config
     await server.start()
+    freeze_startup_objects()  # the collections that free ended connections skip these
     info = server.ready_info()
     if ready_file is not None:
         # Atomically: whoever waits for the file to exist must never read it half-written.

@@ -101,3 +101,24 @@ def test_large_buffers_keep_their_own_mappings_after_a_large_free(
 def test_the_operators_mmap_threshold_wins(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "131072")
     assert memory.fix_mmap_threshold() is False
+
+
+def test_startup_objects_are_frozen_out_of_later_collections() -> None:
+    import gc
+
+    try:
+        memory.freeze_startup_objects()
+        assert gc.get_freeze_count() > 1000
+    finally:
+        gc.unfreeze()
+    assert gc.get_freeze_count() == 0
+
+
+def test_delayed_trim_first_collects_cycles(monkeypatch: pytest.MonkeyPatch) -> None:
+    import gc
+
+    steps: list[str] = []
+    monkeypatch.setattr(gc, "collect", lambda: steps.append("collect") or 0)
+    monkeypatch.setattr(memory, "trim_freed_memory", lambda: steps.append("trim") or True)
+    memory.schedule_trim()  # outside an event loop: at once
+    assert steps == ["collect", "trim"]
