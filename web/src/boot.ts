@@ -9,6 +9,7 @@
 import { fetchConfig, type ServerConfig } from './config';
 import { StartupTimeline } from './metrics/startup';
 import { parseParams, parseSha256Hex, sessionUrl, type PlayerParams } from './params';
+import { firstPushes } from './transport/pushed';
 import { Session } from './transport/session';
 import { TelemetryLog } from './transport/telemetry';
 
@@ -62,8 +63,12 @@ export async function connect(params: PlayerParams, status: (text: string) => vo
   // Compressed telemetry (docs/dashboard.md): ~5x fewer bytes than plain frames.
   const telemetryEncoding = new URLSearchParams(window.location.search).get('telemetry') ?? 'deflate';
   const url = sessionUrl(base, [...params.forwarded, ['telemetry', telemetryEncoding]]);
-  status(`connecting to ${url}`);
-  const session = await Session.connect(url, certHash, telemetryLog, startupTimeline);
+  // The first session asks for the start's init and first segment with its CONNECT
+  // (`vod.first`): they come without a request round trip. Reconnects (to `url`) do not.
+  const pushes = firstPushes(params);
+  const firstUrl = pushes.length > 0 ? sessionUrl(url, [['vod.first', '0:0']]) : url;
+  status(`connecting to ${firstUrl}`);
+  const session = await Session.connect(firstUrl, certHash, telemetryLog, startupTimeline, pushes);
   return { session, url, certHash, config };
 }
 

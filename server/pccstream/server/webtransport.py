@@ -12,6 +12,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+import re
 from urllib.parse import parse_qsl, urlsplit
 
 from aioquic.asyncio.protocol import QuicConnectionProtocol
@@ -57,6 +58,8 @@ class SessionRequest:
     telemetry_encoding: str = "json"
     # live.keep_ms: how long a group's unsent data stays useful (None: one group duration).
     live_keep_s: float | None = None
+    # vod.first=R:S: rendition R's init segment and its segment S are pushed at session start.
+    vod_first: tuple[int, int] | None = None
 
 
 
@@ -68,7 +71,13 @@ def parse_session_query(query: str, settings: EndpointSettings) -> SessionReques
     test: dict[str, str] = {}
     encoding = "json"
     keep_s: float | None = None
+    vod_first: tuple[int, int] | None = None
     for key, value in parse_qsl(query, keep_blank_values=True):
+        if key == "vod.first":
+            vod_first = parse_vod_first(value)
+            continue
+        if key.startswith("vod."):
+            raise UserError(f"unknown vod parameter {key!r} (known: vod.first)")
         if key == "live.keep_ms":
             try:
                 keep_ms = float(value)
@@ -114,7 +123,23 @@ def parse_session_query(query: str, settings: EndpointSettings) -> SessionReques
             ) from None
         if withhold.at_segment < 0 or not 0 < withhold.seconds <= 600:
             raise UserError("test.withhold_at must be >= 0 and test.withhold_s in (0, 600]")
-    return SessionRequest(cc, cc_params, withhold, encoding, keep_s)
+    return SessionRequest(cc, cc_params, withhold, encoding, keep_s, vod_first)
+
+
+_VOD_FIRST = re.compile(r"(\d{1,5}):(\d{1,9})")
+
+
+def parse_vod_first(value: str) -> tuple[int, int]:
+    """`vod.first=R:S` (rendition and segment indices) → (R, S); UserError if malformed."""
+    match = _VOD_FIRST.fullmatch(value)
+    if match is None:
+        raise UserError(
+            f"vod.first={value[:40]!r}: expected RENDITION:SEGMENT indices, e.g. vod.first=0:0"
+        )
+    rendition, segment = int(match[1]), int(match[2])
+    if rendition > 0xFFFF:
+        raise UserError(f"vod.first={value!r}: the rendition index must be below 65536")
+    return rendition, segment
 
 
 class StreamingProtocol(QuicConnectionProtocol):
@@ -208,6 +233,7 @@ class StreamingProtocol(QuicConnectionProtocol):
             hello_extra=self._hello_extra(),
             live=self.settings.live,
             live_keep_s=wanted.live_keep_s,
+            vod_first=wanted.vod_first,
         )
         # MI events and samples share the session's clock: t_ms = 0 at session start.
         install_controller(quic, controller, on_event=session.publish, t0=session.t0)
