@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import enum
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-import re
 from urllib.parse import parse_qsl, urlsplit
 
 from aioquic.asyncio.protocol import QuicConnectionProtocol
