@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Kind, RESPONSE_HEADER_BYTES } from '../protocol';
+import vectors from '../../../shared/vectors/protocol.json';
+import { Kind, RESPONSE_HEADER_BYTES, UniStreamType, bytesToHex, hexToBytes, type KindName } from '../protocol';
 import { PushedResponses, firstPushes, vodFirstPushes, type Timer } from './pushed';
 import { readResponse } from './response';
 
@@ -56,14 +57,15 @@ const body = new Uint8Array([1, 2, 3, 4, 5]);
 
 describe('PushedResponses', () => {
   it('hands a pushed stream that arrived first to its request, header included, exactly once', async () => {
-    const pushed = new PushedResponses(vodFirstPushes(0, 0), 10, new ManualTimer());
+    const pushed = new PushedResponses(vodFirstPushes(0, 0), 10, new ManualTimer(), 1500, () => 15);
     const all = response(Kind.SEGMENT, 0, 0, body);
     await pushed.deliver(streamOf([all.subarray(0, 7), all.subarray(7, 30)]));
     const claimed = pushed.claim('SEGMENT', 0, 0);
     expect(claimed).not.toBeNull();
-    const stream = await claimed;
-    if (stream === null || stream === undefined) throw new Error('no stream');
-    const res = await readResponse(stream, pushed.requestedAtMs, () => 20);
+    const got = await claimed;
+    if (!got) throw new Error('no stream');
+    expect(got.firstByteMs).toBe(15); // when deliver() read it, not when it was claimed
+    const res = await readResponse(got.stream, pushed.requestedAtMs, () => 20);
     expect(res.header.kind).toBe(Kind.SEGMENT);
     expect([...res.body]).toEqual([...body]);
     expect(res.timing.startMs).toBe(10); // timed from the CONNECT that asked for it
@@ -76,8 +78,7 @@ describe('PushedResponses', () => {
     const claimed = pushed.claim('INIT', 0, 0);
     await pushed.deliver(streamOf([response(Kind.INIT, 0, 0, body)]));
     expect(timer.callbacks.size).toBe(0); // the fallback timer is cleared
-    const stream = await claimed;
-    expect(stream).not.toBeNull();
+    expect(await claimed).not.toBeNull();
   });
 
   it('falls back to a request when the stream does not come, and cancels it if it comes later', async () => {
@@ -114,5 +115,25 @@ describe('firstPushes', () => {
     expect(firstPushes({ mode: 'abr' })).toHaveLength(2); // lowest is the VOD default
     expect(firstPushes({ mode: 'fixed', startRendition: 'abr' })).toEqual([]);
     expect(firstPushes({ mode: 'live', startRendition: 'lowest' })).toEqual([]);
+  });
+});
+
+describe('PUSHED_RESPONSE vectors (shared/vectors/protocol.json)', () => {
+  it('names the stream types as the server does', () => {
+    expect(vectors.uni_stream_types).toEqual(UniStreamType);
+  });
+
+  it.each(vectors.pushed_responses)('$name reaches its request through the type byte and header', async (vector) => {
+    const all = hexToBytes(vector.hex);
+    expect(all[0]).toBe(UniStreamType.PUSHED_RESPONSE);
+    const d = vector.decoded;
+    const kind = d.kind as KindName;
+    const pushed = new PushedResponses([{ kind, rendition: d.rendition, segment: d.segment }], 0, new ManualTimer());
+    await pushed.deliver(streamOf([all.subarray(1)]));
+    const got = await pushed.claim(kind, d.rendition, d.segment);
+    if (!got) throw new Error('not delivered');
+    const res = await readResponse(got.stream, 0, () => 1);
+    expect(res.header.status).toBe(d.status);
+    expect(bytesToHex(res.body)).toBe(d.body_hex);
   });
 });

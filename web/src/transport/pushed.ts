@@ -43,10 +43,16 @@ export function firstPushes(params: Pick<PlayerParams, 'mode' | 'startRendition'
 
 const keyOf = (kind: KindName, rendition: number, segment: number): string => `${kind}:${rendition}:${segment}`;
 
+/** A pushed response stream (header included) and when its first byte arrived (page clock). */
+export interface PushedStream {
+  stream: ReadableStream<Uint8Array>;
+  firstByteMs: number;
+}
+
 type Slot =
   | { state: 'expected' }
-  | { state: 'arrived'; stream: ReadableStream<Uint8Array> }
-  | { state: 'claimed'; resolve: (stream: ReadableStream<Uint8Array> | null) => void }
+  | { state: 'arrived'; pushed: PushedStream }
+  | { state: 'claimed'; resolve: (pushed: PushedStream | null) => void }
   | { state: 'done' };
 
 export interface Timer {
@@ -73,6 +79,7 @@ export class PushedResponses {
     readonly requestedAtMs: number,
     private readonly timer: Timer = realTimer,
     private readonly waitMs = PUSH_WAIT_MS,
+    private readonly now: () => number = () => performance.now(),
   ) {
     for (const key of expected) this.slots.set(keyOf(key.kind, key.rendition, key.segment), { state: 'expected' });
   }
@@ -82,13 +89,13 @@ export class PushedResponses {
    * promise of it (null after PUSH_WAIT_MS without it: send the request), or null at once when
    * nothing was pushed for it.
    */
-  claim(kind: KindName, rendition: number, segment: number): Promise<ReadableStream<Uint8Array> | null> | null {
+  claim(kind: KindName, rendition: number, segment: number): Promise<PushedStream | null> | null {
     const key = keyOf(kind, rendition, segment);
     const slot = this.slots.get(key);
     if (slot === undefined) return null;
     if (slot.state === 'arrived') {
       this.slots.set(key, { state: 'done' });
-      return Promise.resolve(slot.stream);
+      return Promise.resolve(slot.pushed);
     }
     if (slot.state !== 'expected') return null;
     return new Promise((resolve) => {
@@ -98,9 +105,9 @@ export class PushedResponses {
       }, this.waitMs);
       this.slots.set(key, {
         state: 'claimed',
-        resolve: (stream) => {
+        resolve: (pushed) => {
           this.timer.clear(handle);
-          resolve(stream);
+          resolve(pushed);
         },
       });
     });
@@ -114,10 +121,12 @@ export class PushedResponses {
   async deliver(stream: ReadableStream<Uint8Array>): Promise<void> {
     const reader = stream.getReader();
     let head = new Uint8Array(0);
+    let firstByteMs: number | null = null;
     try {
       while (head.length < RESPONSE_HEADER_BYTES) {
         const chunk = await nextChunk(reader);
         if (chunk === null) break;
+        firstByteMs ??= this.now();
         const joined = new Uint8Array(head.length + chunk.length);
         joined.set(head, 0);
         joined.set(chunk, head.length);
@@ -141,12 +150,12 @@ export class PushedResponses {
       await reader.cancel('pushed response not wanted').catch(() => undefined);
       return;
     }
-    const whole = prependChunk(head, reader);
+    const pushed = { stream: prependChunk(head, reader), firstByteMs: firstByteMs ?? this.now() };
     if (slot.state === 'claimed') {
       this.slots.set(key, { state: 'done' });
-      slot.resolve(whole);
+      slot.resolve(pushed);
     } else {
-      this.slots.set(key, { state: 'arrived', stream: whole });
+      this.slots.set(key, { state: 'arrived', pushed });
     }
   }
 }

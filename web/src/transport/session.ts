@@ -115,12 +115,14 @@ export class Session {
    */
   async request(kind: KindName, rendition = 0, segment = 0, onBody?: (piece: Uint8Array) => void): Promise<Response> {
     const claimed = this.pushed?.claim(kind, rendition, segment) ?? null;
-    const pushedStream = claimed === null ? null : await claimed;
-    if (pushedStream !== null && this.pushed !== null) {
-      // Its request went with the CONNECT: timing (and throughput) count from there.
+    const pushed = claimed === null ? null : await claimed;
+    if (pushed !== null && this.pushed !== null) {
+      // Its request went with the CONNECT: timing (and throughput) count from there, and its
+      // first byte is when the stream arrived, not when the player took it.
       const requestedAtMs = this.pushed.requestedAtMs;
       this.startup?.mark('requestSentMs', requestedAtMs);
-      return this.finish(kind, rendition, segment, readResponse(pushedStream, requestedAtMs, () => performance.now(), onBody));
+      this.startup?.mark('firstByteMs', pushed.firstByteMs);
+      return this.finish(kind, rendition, segment, readResponse(pushed.stream, requestedAtMs, () => performance.now(), onBody));
     }
     const startMs = performance.now();
     let stream: WebTransportBidirectionalStream;
