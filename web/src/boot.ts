@@ -9,6 +9,7 @@
 import { fetchConfig, type ServerConfig } from './config';
 import { StartupTimeline } from './metrics/startup';
 import { parseParams, parseSha256Hex, sessionUrl, type PlayerParams } from './params';
+import { discardEarlySession, takeEarlySession } from './transport/early';
 import { firstPushes } from './transport/pushed';
 import { Session } from './transport/session';
 import { TelemetryLog } from './transport/telemetry';
@@ -68,7 +69,10 @@ export async function connect(params: PlayerParams, status: (text: string) => vo
   const pushes = firstPushes(params);
   const firstUrl = pushes.length > 0 ? sessionUrl(url, [['vod.first', '0:0']]) : url;
   status(`connecting to ${firstUrl}`);
-  const session = await Session.connect(firstUrl, certHash, telemetryLog, startupTimeline, pushes);
+  const started = window.pccstreamEarlySession;
+  window.pccstreamEarlySession = null; // taken once: reconnects and later plays start their own
+  const early = await takeEarlySession(firstUrl, started);
+  const session = await Session.connect(firstUrl, certHash, telemetryLog, startupTimeline, pushes, early);
   return { session, url, certHash, config };
 }
 
@@ -82,4 +86,8 @@ function connectsAtOnce(): PlayerParams | null {
 const early = connectsAtOnce();
 /** The session being set up since the page started (autoplay), else null. */
 export const earlyConnection: Promise<Connected> | null = early === null ? null : connect(early);
+if (early === null) {
+  discardEarlySession(window.pccstreamEarlySession);
+  window.pccstreamEarlySession = null;
+}
 earlyConnection?.catch(() => undefined); // reported by main.ts, which awaits it

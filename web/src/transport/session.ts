@@ -1,6 +1,7 @@
 import { transportErrorMessage } from '../errors';
 import type { StartupTimeline } from '../metrics/startup';
 import { encodeRequest, type KindName } from '../protocol';
+import type { EarlySession } from './early';
 import { PushedResponses, type PushKey } from './pushed';
 import { readResponse, type Response } from './response';
 import { TelemetryLog } from './telemetry';
@@ -46,7 +47,8 @@ export class Session {
    * Open a session; `certHash` is the SHA-256 of the server's DER certificate. `startup`
    * records when the session started and was ready, and its requests' first send and byte.
    * `pushes`: the responses `url` asks the server to push (its `vod.first`; vodFirstPushes);
-   * `request` then takes them instead of sending those requests.
+   * `request` then takes them instead of sending those requests. `early`: the session
+   * index.html opened to `url` before the modules loaded, used instead of a new one.
    */
   static async connect(
     url: string,
@@ -54,6 +56,7 @@ export class Session {
     telemetry = new TelemetryLog(),
     startup: StartupTimeline | null = null,
     pushes: readonly PushKey[] = [],
+    early: EarlySession | null = null,
   ): Promise<Session> {
     if (typeof WebTransport === 'undefined') {
       throw new TransportError('this browser has no WebTransport (it needs a secure context: https or http://127.0.0.1)');
@@ -64,10 +67,11 @@ export class Session {
       options.serverCertificateHashes = [{ algorithm: 'sha-256', value }];
     }
     let transport: WebTransport;
-    const startMs = performance.now();
+    // `early`: index.html already opened this very URL (transport/early.ts).
+    const startMs = early?.startMs ?? performance.now();
     startup?.mark('sessionStartMs', startMs);
     try {
-      transport = new WebTransport(url, options);
+      transport = early?.transport ?? new WebTransport(url, options);
     } catch (error) {
       throw new TransportError(`WebTransport to ${url} could not start: ${transportErrorMessage(error)}`);
     }
