@@ -71,7 +71,7 @@ export async function connect(params: PlayerParams, status: (text: string) => vo
   status(`connecting to ${firstUrl}`);
   const started = window.pccstreamEarlySession;
   window.pccstreamEarlySession = null; // taken once: reconnects and later plays start their own
-  const early = await takeEarlySession(firstUrl, started);
+  const early = await takeEarlySession(firstUrl, certHash, started);
   const session = await Session.connect(firstUrl, certHash, telemetryLog, startupTimeline, pushes, early);
   return { session, url, certHash, config };
 }

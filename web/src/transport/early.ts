@@ -8,16 +8,23 @@
 
 export interface EarlySession {
   url: string;
+  /** The certificate hash it was opened with. */
+  certHash: Uint8Array;
   /** Page clock when `new WebTransport()` was called. */
   startMs: number;
   transport: WebTransport;
 }
 
 /**
- * The early session if it was opened to `url` (taken once), else null; one opened to another
- * URL is closed. `started` is index.html's promise (null/undefined: none was started).
+ * The early session if it was opened to `url` with `certHash` (the caller takes it once), else
+ * null; one opened otherwise is closed. `started` is index.html's promise (null/undefined: none
+ * was started).
  */
-export async function takeEarlySession(url: string, started: Promise<EarlySession | null> | null | undefined): Promise<EarlySession | null> {
+export async function takeEarlySession(
+  url: string,
+  certHash: Uint8Array | null,
+  started: Promise<EarlySession | null> | null | undefined,
+): Promise<EarlySession | null> {
   if (!started) return null;
   let early: EarlySession | null;
   try {
@@ -26,7 +33,7 @@ export async function takeEarlySession(url: string, started: Promise<EarlySessio
     return null; // /api/config failed or the guess threw: the player connects itself
   }
   if (early === null) return null;
-  if (early.url === url) return early;
+  if (early.url === url && certHash !== null && sameBytes(early.certHash, certHash)) return early;
   closeQuietly(early.transport);
   return null;
 }
@@ -34,6 +41,10 @@ export async function takeEarlySession(url: string, started: Promise<EarlySessio
 /** Close the early session, if any: the player will not use it (e.g. no autoplay after all). */
 export function discardEarlySession(started: Promise<EarlySession | null> | null | undefined): void {
   started?.then((early) => early && closeQuietly(early.transport)).catch(() => undefined);
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.every((byte, i) => byte === b[i]);
 }
 
 function closeQuietly(transport: WebTransport): void {
