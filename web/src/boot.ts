@@ -10,7 +10,7 @@ import { fetchConfig, type ServerConfig } from './config';
 import { StartupTimeline } from './metrics/startup';
 import { parseParams, parseSha256Hex, sessionUrl, type PlayerParams } from './params';
 import { discardEarlySession, takeEarlySession } from './transport/early';
-import { firstPushes } from './transport/pushed';
+import { firstPushes, type PushKey } from './transport/pushed';
 import { Session } from './transport/session';
 import { TelemetryLog } from './transport/telemetry';
 
@@ -35,8 +35,39 @@ export interface Connected {
   config: ServerConfig | null;
 }
 
-/** Config (fetched since the page started), then the WebTransport session. */
+/**
+ * Config (fetched since the page started), then the WebTransport session: the one index.html
+ * opened early if it is the one wanted, else a new one. The early one is taken once (reconnects
+ * and later plays start their own) and closed if it is not used.
+ */
 export async function connect(params: PlayerParams, status: (text: string) => void = () => undefined): Promise<Connected> {
+  const started = window.pccstreamEarlySession;
+  window.pccstreamEarlySession = null;
+  let target: SessionTarget;
+  try {
+    target = await sessionTarget(params, status);
+  } catch (error) {
+    discardEarlySession(started);
+    throw error;
+  }
+  const { url, firstUrl, certHash, config, pushes } = target;
+  status(`connecting to ${firstUrl}`);
+  const early = await takeEarlySession(firstUrl, certHash, started);
+  const session = await Session.connect(firstUrl, certHash, telemetryLog, startupTimeline, pushes, early);
+  return { session, url, certHash, config };
+}
+
+interface SessionTarget {
+  /** The session URL (reconnects dial it). */
+  url: string;
+  /** The first session's: `url` plus what it asks the server to push. */
+  firstUrl: string;
+  certHash: Uint8Array | null;
+  config: ServerConfig | null;
+  pushes: PushKey[];
+}
+
+async function sessionTarget(params: PlayerParams, status: (text: string) => void): Promise<SessionTarget> {
   status('fetching /api/config');
   let config: ServerConfig | null = null;
   try {
@@ -68,12 +99,7 @@ export async function connect(params: PlayerParams, status: (text: string) => vo
   // (`vod.first`): they come without a request round trip. Reconnects (to `url`) do not.
   const pushes = firstPushes(params);
   const firstUrl = pushes.length > 0 ? sessionUrl(url, [['vod.first', '0:0']]) : url;
-  status(`connecting to ${firstUrl}`);
-  const started = window.pccstreamEarlySession;
-  window.pccstreamEarlySession = null; // taken once: reconnects and later plays start their own
-  const early = await takeEarlySession(firstUrl, certHash, started);
-  const session = await Session.connect(firstUrl, certHash, telemetryLog, startupTimeline, pushes, early);
-  return { session, url, certHash, config };
+  return { url, firstUrl, certHash, config, pushes };
 }
 
 function connectsAtOnce(): PlayerParams | null {
