@@ -10,7 +10,7 @@ import { fetchConfig, type ServerConfig } from './config';
 import { StartupTimeline } from './metrics/startup';
 import { parseParams, parseSha256Hex, sessionUrl, type PlayerParams } from './params';
 import { discardEarlySession, takeEarlySession } from './transport/early';
-import { firstPushes, type PushKey } from './transport/pushed';
+import { firstPushes, pushParameters, type PushKey } from './transport/pushed';
 import { Session } from './transport/session';
 import { TelemetryLog } from './transport/telemetry';
 
@@ -98,7 +98,7 @@ async function sessionTarget(params: PlayerParams, status: (text: string) => voi
   // The first session asks for the start's init and first segment with its CONNECT
   // (`vod.first`): they come without a request round trip. Reconnects (to `url`) do not.
   const pushes = firstPushes(params);
-  const firstUrl = pushes.length > 0 ? sessionUrl(url, [['vod.first', '0:0']]) : url;
+  const firstUrl = pushes.length > 0 ? sessionUrl(url, pushParameters(pushes)) : url;
   return { url, firstUrl, certHash, config, pushes };
 }
 

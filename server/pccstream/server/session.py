@@ -91,6 +91,8 @@ class ViewerSession:
     live_keep_s: float | None = None
     # (rendition, segment) whose init and segment responses start with the session (vod.first).
     vod_first: tuple[int, int] | None = None
+    # vod.manifest=1: the manifest is pushed at session start (startRendition=abr needs it first).
+    vod_manifest: bool = False
     # What `hello` and /api/sessions call `session_id`, and what link records are keyed by.
     unique_id: str = field(default_factory=_next_unique_id)
 
@@ -145,6 +147,8 @@ class ViewerSession:
             # The init segment first: its stream is opened (and so prioritized) first.
             self.push(Request(Kind.INIT, rendition, 0))
             self.push(Request(Kind.SEGMENT, rendition, segment))
+        if self.vod_manifest:
+            self.push(Request(Kind.MANIFEST))
 
     def push(self, request: Request) -> None:
         """Answer `request` on a PUSHED_RESPONSE stream, as if it had arrived on its own."""

@@ -52,7 +52,8 @@ def test_the_session_query_selects_the_controller(query: str, cc: str,
     ("vod.first=-1:0", "expected RENDITION:SEGMENT"),
     ("vod.first=a:b", "expected RENDITION:SEGMENT"),
     ("vod.first=70000:0", "the rendition index must be below 65536"),
-    ("vod.start=0:0", "unknown vod parameter 'vod.start' (known: vod.first)"),
+    ("vod.start=0:0", "unknown vod parameter 'vod.start' (known: vod.first, vod.manifest)"),
+    ("vod.manifest=yes", "vod.manifest='yes': expected 1 (push the manifest)"),
 ])
 def test_bad_tables_and_parameters_are_one_clear_line(query: str, message: str) -> None:
     with pytest.raises(UserError) as caught:
@@ -65,6 +66,8 @@ def test_bad_tables_and_parameters_are_one_clear_line(query: str, message: str) 
 def test_vod_first_names_the_pushed_rendition_and_segment() -> None:
     assert parse_session_query("vod.first=2:5", SETTINGS).vod_first == (2, 5)
     assert parse_session_query("cc=cubic", SETTINGS).vod_first is None
+    assert parse_session_query("vod.manifest=1", SETTINGS).vod_manifest is True
+    assert parse_session_query("cc=cubic", SETTINGS).vod_manifest is False
 
 
 def test_split_cc_spec() -> None:

@@ -264,6 +264,30 @@ def test_vod_first_pushes_init_then_segment_each_on_its_own_stream() -> None:
         assert data[25:] == body
 
 
+def test_vod_manifest_pushes_the_manifest() -> None:
+    class _Media:
+        def body(self, request: Request) -> Body:
+            return Body.of(b"{}" if request.kind == Kind.MANIFEST else b"x")
+
+    async def scenario() -> list[Event]:
+        writer = _StreamNumberingWriter()
+        session = ViewerSession(
+            session_id=0, media=_Media(), writer=writer, cc_name="cubic", cc_params={},
+            telemetry_source=lambda: None, vod_manifest=True)
+        session.start()
+        for _ in range(100):
+            await asyncio.sleep(0.01)
+            if any(e[3] for e in writer.events):
+                break
+        session.close()
+        return writer.events
+
+    data = b"".join(e[2] for e in asyncio.run(scenario()) if e[0] == "send" and e[1] == 7)
+    assert data[0] == 4
+    header = decode_response_header(data[1:25])
+    assert (header.status, header.kind) == (Status.OK, Kind.MANIFEST) and data[25:] == b"{}"
+
+
 def test_without_vod_first_nothing_is_pushed() -> None:
     async def scenario() -> list[Event]:
         writer = _StreamNumberingWriter()

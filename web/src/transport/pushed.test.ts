@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import vectors from '../../../shared/vectors/protocol.json';
 import { Kind, RESPONSE_HEADER_BYTES, UniStreamType, bytesToHex, hexToBytes, type KindName } from '../protocol';
-import { PushedResponses, firstPushes, vodFirstPushes, type Timer } from './pushed';
+import { PushedResponses, firstPushes, pushParameters, vodFirstPushes, type Timer } from './pushed';
 import { readResponse } from './response';
 
 /** A response as the server writes it: 24-byte header (status OK), then the body. */
@@ -113,8 +113,14 @@ describe('firstPushes', () => {
       { kind: 'SEGMENT', rendition: 0, segment: 0 },
     ]);
     expect(firstPushes({ mode: 'abr' })).toHaveLength(2); // lowest is the VOD default
-    expect(firstPushes({ mode: 'fixed', startRendition: 'abr' })).toEqual([]);
+    expect(firstPushes({ mode: 'fixed', startRendition: 'abr' })).toEqual([{ kind: 'MANIFEST', rendition: 0, segment: 0 }]);
     expect(firstPushes({ mode: 'live', startRendition: 'lowest' })).toEqual([]);
+  });
+
+  it('names them in the CONNECT as index.html does', () => {
+    expect(pushParameters(firstPushes({ mode: 'fixed', startRendition: 'lowest' }))).toEqual([['vod.first', '0:0']]);
+    expect(pushParameters(firstPushes({ mode: 'fixed', startRendition: 'abr' }))).toEqual([['vod.manifest', '1']]);
+    expect(pushParameters([])).toEqual([]);
   });
 });
 

@@ -34,11 +34,22 @@ export function vodFirstPushes(rendition: number, segment: number): PushKey[] {
 /**
  * What the first session has pushed: with startRendition=lowest a VOD player's first requests
  * are rendition 0's init and segment 0 (watch/player.ts), known before the manifest; with
- * `abr` the rendition depends on the manifest, so nothing is pushed.
+ * `abr` the rendition depends on the manifest, so the manifest is pushed (`vod.manifest=1`).
  */
 export function firstPushes(params: Pick<PlayerParams, 'mode' | 'startRendition'>): PushKey[] {
   if (params.mode === 'live') return [];
-  return (params.startRendition ?? defaultStartRendition(params.mode)) === 'lowest' ? vodFirstPushes(0, 0) : [];
+  return (params.startRendition ?? defaultStartRendition(params.mode)) === 'lowest' ? vodFirstPushes(0, 0) : [MANIFEST_PUSH];
+}
+
+export const MANIFEST_PUSH: PushKey = { kind: 'MANIFEST', rendition: 0, segment: 0 };
+
+/** The session parameters that ask the server for `pushes` (firstPushes' results). */
+export function pushParameters(pushes: readonly PushKey[]): [string, string][] {
+  const segment = pushes.find((p) => p.kind === 'SEGMENT');
+  const out: [string, string][] = [];
+  if (segment) out.push(['vod.first', `${segment.rendition}:${segment.segment}`]);
+  if (pushes.some((p) => p.kind === 'MANIFEST')) out.push(['vod.manifest', '1']);
+  return out;
 }
 
 const keyOf = (kind: KindName, rendition: number, segment: number): string => `${kind}:${rendition}:${segment}`;
