@@ -61,6 +61,9 @@ class UniStreamType(enum.IntEnum):
     TELEMETRY_DEFLATE = 2
     # One live group: LiveGroupHeader, then chunks (LiveChunkHeader + CMAF chunk) until FIN.
     LIVE_GROUP = 3
+    # A response the session's CONNECT asked for (`vod.first`): the same header and body as on
+    # a request stream, sent without waiting for the request's round trip.
+    PUSHED_RESPONSE = 4
 
 
 class ProtocolError(Exception):

@@ -101,3 +101,20 @@ def test_invalid_live_group_vectors(vector: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match=vector["error"]):
         protocol.decode_group_header(data)
         protocol.decode_last_chunks(bytearray(data[protocol.GROUP_HEADER_BYTES :]))
+
+
+def test_uni_stream_type_vectors() -> None:
+    assert {t.name: int(t) for t in protocol.UniStreamType} == VECTORS["uni_stream_types"]
+
+
+@pytest.mark.parametrize("vector", VECTORS["pushed_responses"], ids=lambda v: v["name"])
+def test_pushed_response_vectors(vector: dict[str, Any]) -> None:
+    data = bytes.fromhex(vector["hex"])
+    decoded = vector["decoded"]
+    assert data[0] == decoded["stream_type"] == protocol.UniStreamType.PUSHED_RESPONSE
+    header = protocol.decode_response_header(data[1:])
+    assert header.status == Status[decoded["status"]]
+    assert header.kind == Kind[decoded["kind"]]
+    assert (header.rendition, header.segment) == (decoded["rendition"], decoded["segment"])
+    body = data[1 + protocol.RESPONSE_HEADER_BYTES :]
+    assert body.hex() == decoded["body_hex"] and header.body_length == len(body)

@@ -9,6 +9,8 @@
 import { fetchConfig, type ServerConfig } from './config';
 import { StartupTimeline } from './metrics/startup';
 import { parseParams, parseSha256Hex, sessionUrl, type PlayerParams } from './params';
+import { discardEarlySession, takeEarlySession } from './transport/early';
+import { firstPushes, pushParameters, type PushKey } from './transport/pushed';
 import { Session } from './transport/session';
 import { TelemetryLog } from './transport/telemetry';
 
@@ -33,8 +35,39 @@ export interface Connected {
   config: ServerConfig | null;
 }
 
-/** Config (fetched since the page started), then the WebTransport session. */
+/**
+ * Config (fetched since the page started), then the WebTransport session: the one index.html
+ * opened early if it is the one wanted, else a new one. The early one is taken once (reconnects
+ * and later plays start their own) and closed if it is not used.
+ */
 export async function connect(params: PlayerParams, status: (text: string) => void = () => undefined): Promise<Connected> {
+  const started = window.pccstreamEarlySession;
+  window.pccstreamEarlySession = null;
+  let target: SessionTarget;
+  try {
+    target = await sessionTarget(params, status);
+  } catch (error) {
+    discardEarlySession(started);
+    throw error;
+  }
+  const { url, firstUrl, certHash, config, pushes } = target;
+  status(`connecting to ${firstUrl}`);
+  const early = await takeEarlySession(firstUrl, certHash, started);
+  const session = await Session.connect(firstUrl, certHash, telemetryLog, startupTimeline, pushes, early);
+  return { session, url, certHash, config };
+}
+
+interface SessionTarget {
+  /** The session URL (reconnects dial it). */
+  url: string;
+  /** The first session's: `url` plus what it asks the server to push. */
+  firstUrl: string;
+  certHash: Uint8Array | null;
+  config: ServerConfig | null;
+  pushes: PushKey[];
+}
+
+async function sessionTarget(params: PlayerParams, status: (text: string) => void): Promise<SessionTarget> {
   status('fetching /api/config');
   let config: ServerConfig | null = null;
   try {
@@ -62,9 +95,11 @@ export async function connect(params: PlayerParams, status: (text: string) => vo
   // Compressed telemetry (docs/dashboard.md): ~5x fewer bytes than plain frames.
   const telemetryEncoding = new URLSearchParams(window.location.search).get('telemetry') ?? 'deflate';
   const url = sessionUrl(base, [...params.forwarded, ['telemetry', telemetryEncoding]]);
-  status(`connecting to ${url}`);
-  const session = await Session.connect(url, certHash, telemetryLog, startupTimeline);
-  return { session, url, certHash, config };
+  // The first session asks for the start's init and first segment with its CONNECT
+  // (`vod.first`): they come without a request round trip. Reconnects (to `url`) do not.
+  const pushes = firstPushes(params);
+  const firstUrl = pushes.length > 0 ? sessionUrl(url, pushParameters(pushes)) : url;
+  return { url, firstUrl, certHash, config, pushes };
 }
 
 function connectsAtOnce(): PlayerParams | null {
@@ -77,4 +112,8 @@ function connectsAtOnce(): PlayerParams | null {
 const early = connectsAtOnce();
 /** The session being set up since the page started (autoplay), else null. */
 export const earlyConnection: Promise<Connected> | null = early === null ? null : connect(early);
+if (early === null) {
+  discardEarlySession(window.pccstreamEarlySession);
+  window.pccstreamEarlySession = null;
+}
 earlyConnection?.catch(() => undefined); // reported by main.ts, which awaits it

@@ -2,6 +2,7 @@ import type { DashboardSnapshot } from './dashboard';
 import type { Metrics } from './metrics/types';
 import type { AbrTrace } from './watch/live-abr';
 import type { TelemetryRecord } from './protocol/telemetry';
+import type { EarlySession } from './transport/early';
 
 export interface PccstreamApi {
   /** Player version. */
@@ -27,5 +28,7 @@ declare global {
     pccstream: PccstreamApi;
     /** GET /api/config, sent by index.html while the page loads (absent on other pages). */
     pccstreamConfigRequest?: Promise<Response>;
+    /** The WebTransport session index.html opened early (VOD autoplay; src/transport/early.ts). */
+    pccstreamEarlySession?: Promise<EarlySession | null> | null;
   }
 }

@@ -39,6 +39,20 @@ _BUSY_REPLY = (
 )
 
 
+# Where web/index.html takes the configuration written into it (`null` until the server does).
+INLINE_CONFIG_MARKER = b"/*pccstream:config*/ null"
+
+
+def inline_config(page: bytes, config: dict[str, Any]) -> bytes:
+    """`page` with /api/config's answer in place of INLINE_CONFIG_MARKER, so the player page
+    needs no request for it before opening its WebTransport session (a page without the
+    marker is returned as it is). `</` is escaped: the JSON sits inside a <script>."""
+    if INLINE_CONFIG_MARKER not in page:
+        return page
+    literal = json.dumps(config).replace("</", "<\\/").encode()
+    return page.replace(INLINE_CONFIG_MARKER, literal, 1)
+
+
 @dataclass(frozen=True)
 class RouteReply:
     status: HTTPStatus
@@ -205,7 +219,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_error(HTTPStatus.NOT_FOUND, f"not found: {path}")
             return
         content_type = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
-        self._send(HTTPStatus.OK, content_type, target.read_bytes())
+        body = target.read_bytes()
+        if target.name == "index.html":
+            body = inline_config(body, self._app.config_provider())
+        self._send(HTTPStatus.OK, content_type, body)
 
     def _send_error(self, status: HTTPStatus, message: str) -> None:
         """Every error answer: a one-line JSON `{"error": ...}` (shared/PROTOCOL.md)."""

@@ -89,6 +89,10 @@ class ViewerSession:
     telemetry_encoding: str = "json"
     live: LiveChannel | None = None
     live_keep_s: float | None = None
+    # (rendition, segment) whose init and segment responses start with the session (vod.first).
+    vod_first: tuple[int, int] | None = None
+    # vod.manifest=1: the manifest is pushed at session start (startRendition=abr needs it first).
+    vod_manifest: bool = False
     # What `hello` and /api/sessions call `session_id`, and what link records are keyed by.
     unique_id: str = field(default_factory=_next_unique_id)
 
@@ -138,6 +142,22 @@ class ViewerSession:
             "t0_us": time.time_ns() // 1000,
             **self.hello_extra,
         })
+        if self.vod_first is not None:
+            rendition, segment = self.vod_first
+            # The init segment first: its stream is opened (and so prioritized) first.
+            self.push(Request(Kind.INIT, rendition, 0))
+            self.push(Request(Kind.SEGMENT, rendition, segment))
+        if self.vod_manifest:
+            self.push(Request(Kind.MANIFEST))
+
+    def push(self, request: Request) -> None:
+        """Answer `request` on a PUSHED_RESPONSE stream, as if it had arrived on its own."""
+        stream_id = self.writer.open_uni_stream(self.session_id)
+        self.writer.send(stream_id, bytes([protocol.UniStreamType.PUSHED_RESPONSE]), False)
+        self.counters.requests += 1
+        task = asyncio.ensure_future(self._serve_vod(stream_id, request))
+        self._serving.add(task)
+        task.add_done_callback(self._serving.discard)
 
     def close(self) -> None:
         """Stop sending, and let go of the connection: the server keeps recently closed

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -57,6 +58,10 @@ class SessionRequest:
     telemetry_encoding: str = "json"
     # live.keep_ms: how long a group's unsent data stays useful (None: one group duration).
     live_keep_s: float | None = None
+    # vod.first=R:S: rendition R's init segment and its segment S are pushed at session start.
+    vod_first: tuple[int, int] | None = None
+    # vod.manifest=1: the manifest is pushed at session start.
+    vod_manifest: bool = False
 
 
 
@@ -68,7 +73,19 @@ def parse_session_query(query: str, settings: EndpointSettings) -> SessionReques
     test: dict[str, str] = {}
     encoding = "json"
     keep_s: float | None = None
+    vod_first: tuple[int, int] | None = None
+    vod_manifest = False
     for key, value in parse_qsl(query, keep_blank_values=True):
+        if key == "vod.first":
+            vod_first = parse_vod_first(value)
+            continue
+        if key == "vod.manifest":
+            if value != "1":
+                raise UserError(f"vod.manifest={value[:40]!r}: expected 1 (push the manifest)")
+            vod_manifest = True
+            continue
+        if key.startswith("vod."):
+            raise UserError(f"unknown vod parameter {key!r} (known: vod.first, vod.manifest)")
         if key == "live.keep_ms":
             try:
                 keep_ms = float(value)
@@ -114,7 +131,23 @@ def parse_session_query(query: str, settings: EndpointSettings) -> SessionReques
             ) from None
         if withhold.at_segment < 0 or not 0 < withhold.seconds <= 600:
             raise UserError("test.withhold_at must be >= 0 and test.withhold_s in (0, 600]")
-    return SessionRequest(cc, cc_params, withhold, encoding, keep_s)
+    return SessionRequest(cc, cc_params, withhold, encoding, keep_s, vod_first, vod_manifest)
+
+
+_VOD_FIRST = re.compile(r"(\d{1,5}):(\d{1,9})")
+
+
+def parse_vod_first(value: str) -> tuple[int, int]:
+    """`vod.first=R:S` (rendition and segment indices) → (R, S); UserError if malformed."""
+    match = _VOD_FIRST.fullmatch(value)
+    if match is None:
+        raise UserError(
+            f"vod.first={value[:40]!r}: expected RENDITION:SEGMENT indices, e.g. vod.first=0:0"
+        )
+    rendition, segment = int(match[1]), int(match[2])
+    if rendition > 0xFFFF:
+        raise UserError(f"vod.first={value!r}: the rendition index must be below 65536")
+    return rendition, segment
 
 
 class StreamingProtocol(QuicConnectionProtocol):
@@ -208,6 +241,8 @@ class StreamingProtocol(QuicConnectionProtocol):
             hello_extra=self._hello_extra(),
             live=self.settings.live,
             live_keep_s=wanted.live_keep_s,
+            vod_first=wanted.vod_first,
+            vod_manifest=wanted.vod_manifest,
         )
         # MI events and samples share the session's clock: t_ms = 0 at session start.
         install_controller(quic, controller, on_event=session.publish, t0=session.t0)

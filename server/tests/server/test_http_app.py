@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pccstream.server.http_app import WebAppServer
+from pccstream.server.http_app import WebAppServer, inline_config
 from pccstream.webrtc.signalling import PREFIX, Rooms
 
 
@@ -82,3 +82,27 @@ def test_slow_clients_time_out_and_excess_connections_get_503(tmp_path: Path) ->
                 assert sock.recv(4096) == b""
         assert time.monotonic() - started < 2.0
         assert _request(server.port, "GET", "/")[0] == HTTPStatus.OK
+
+
+def test_the_player_page_carries_the_configuration_inline(tmp_path: Path) -> None:
+    config = {"webtransport_url": "https://127.0.0.1:4433/stream", "certificate_sha256": "ab" * 32,
+              "note": "</script><script>alert(1)</script>"}
+    page = "<script>var c = /*pccstream:config*/ null;</script>"
+    (tmp_path / "index.html").write_text(page)
+    (tmp_path / "other.html").write_text(page)
+    server = WebAppServer(tmp_path, 0, lambda: config)
+    server.start()
+    try:
+        status, body = _request(server.port, "GET", "/")
+        assert status == HTTPStatus.OK
+        literal = body.decode().removeprefix("<script>var c = ").removesuffix(";</script>")
+        assert json.loads(literal) == config  # `<\/` is the same string in JSON
+        assert "</script><script>" not in literal
+        # Only the player page: other pages are served as they are.
+        assert _request(server.port, "GET", "/other.html")[1].decode() == page
+    finally:
+        server.close()
+
+
+def test_a_page_without_the_marker_is_served_as_it_is() -> None:
+    assert inline_config(b"<!doctype html>", {"a": 1}) == b"<!doctype html>"

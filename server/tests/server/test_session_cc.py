@@ -48,6 +48,12 @@ def test_the_session_query_selects_the_controller(query: str, cc: str,
     ("cc=remy:table", "parameter 'table' is not KEY=VALUE"),
     ("cc=remy:table=a:table=b", "parameter 'table' given twice"),
     ("cc=remy:table=2014-100x&cc.table=2013-delta1", "contradicts"),
+    ("vod.first=0", "vod.first='0': expected RENDITION:SEGMENT indices"),
+    ("vod.first=-1:0", "expected RENDITION:SEGMENT"),
+    ("vod.first=a:b", "expected RENDITION:SEGMENT"),
+    ("vod.first=70000:0", "the rendition index must be below 65536"),
+    ("vod.start=0:0", "unknown vod parameter 'vod.start' (known: vod.first, vod.manifest)"),
+    ("vod.manifest=yes", "vod.manifest='yes': expected 1 (push the manifest)"),
 ])
 def test_bad_tables_and_parameters_are_one_clear_line(query: str, message: str) -> None:
     with pytest.raises(UserError) as caught:
@@ -55,6 +61,13 @@ def test_bad_tables_and_parameters_are_one_clear_line(query: str, message: str) 
         create_controller(wanted.cc, wanted.cc_params)
     text = str(caught.value)
     assert message in text and "\n" not in text
+
+
+def test_vod_first_names_the_pushed_rendition_and_segment() -> None:
+    assert parse_session_query("vod.first=2:5", SETTINGS).vod_first == (2, 5)
+    assert parse_session_query("cc=cubic", SETTINGS).vod_first is None
+    assert parse_session_query("vod.manifest=1", SETTINGS).vod_manifest is True
+    assert parse_session_query("cc=cubic", SETTINGS).vod_manifest is False
 
 
 def test_split_cc_spec() -> None:

@@ -212,3 +212,91 @@ def test_the_manifest_goes_out_after_segment_0_and_with_segment_1() -> None:
     # Higher is served first; INIT has none (before every prioritized stream).
     assert 4 not in priorities
     assert (priorities[8], priorities[0], priorities[12]) == (0, -1, -1)
+
+
+class _StreamNumberingWriter(_Writer):
+    """A writer whose unidirectional streams get distinct ids (3, 7, 11, ...)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.next_uni = 3
+
+    def open_uni_stream(self, session_id: int) -> int:
+        stream_id = self.next_uni
+        self.next_uni += 4
+        return stream_id
+
+
+def test_vod_first_pushes_init_then_segment_each_on_its_own_stream() -> None:
+    class _Media:
+        def body(self, request: Request) -> Body:
+            return Body.of(f"{request.kind.name}:{request.rendition}:{request.segment}".encode())
+
+    async def scenario() -> list[Event]:
+        writer = _StreamNumberingWriter()
+        session = ViewerSession(
+            session_id=0, media=_Media(), writer=writer, cc_name="cubic", cc_params={},
+            telemetry_source=lambda: None, vod_first=(1, 0))
+        session.start()
+        for _ in range(100):
+            await asyncio.sleep(0.01)
+            if sum(1 for e in writer.events if e[3]) >= 2:
+                break
+        session.close()
+        return writer.events
+
+    events = asyncio.run(scenario())
+    telemetry_stream = 3  # opened by start() before the pushes
+    by_stream: dict[int, bytes] = {}
+    ended: set[int] = set()
+    for kind, stream_id, data, end in events:
+        if kind == "send" and stream_id != telemetry_stream:
+            by_stream[stream_id] = by_stream.get(stream_id, b"") + data
+            if end:
+                ended.add(stream_id)
+    assert sorted(by_stream) == [7, 11] and ended == {7, 11}
+    expected = ((Kind.INIT, b"INIT:1:0"), (Kind.SEGMENT, b"SEGMENT:1:0"))
+    for stream_id, (kind, body) in zip((7, 11), expected, strict=True):
+        data = by_stream[stream_id]
+        assert data[0] == 4  # UniStreamType.PUSHED_RESPONSE
+        header = decode_response_header(data[1:25])
+        assert (header.status, header.kind, header.rendition) == (Status.OK, kind, 1)
+        assert data[25:] == body
+
+
+def test_vod_manifest_pushes_the_manifest() -> None:
+    class _Media:
+        def body(self, request: Request) -> Body:
+            return Body.of(b"{}" if request.kind == Kind.MANIFEST else b"x")
+
+    async def scenario() -> list[Event]:
+        writer = _StreamNumberingWriter()
+        session = ViewerSession(
+            session_id=0, media=_Media(), writer=writer, cc_name="cubic", cc_params={},
+            telemetry_source=lambda: None, vod_manifest=True)
+        session.start()
+        for _ in range(100):
+            await asyncio.sleep(0.01)
+            if any(e[3] for e in writer.events):
+                break
+        session.close()
+        return writer.events
+
+    data = b"".join(e[2] for e in asyncio.run(scenario()) if e[0] == "send" and e[1] == 7)
+    assert data[0] == 4
+    header = decode_response_header(data[1:25])
+    assert (header.status, header.kind) == (Status.OK, Kind.MANIFEST) and data[25:] == b"{}"
+
+
+def test_without_vod_first_nothing_is_pushed() -> None:
+    async def scenario() -> list[Event]:
+        writer = _StreamNumberingWriter()
+        session = ViewerSession(
+            session_id=0, media=_ChunkedMedia(writer, [b"x"]), writer=writer, cc_name="cubic",
+            cc_params={}, telemetry_source=lambda: None)
+        session.start()
+        await asyncio.sleep(0.05)
+        session.close()
+        return writer.events
+
+    assert {e[1] for e in asyncio.run(scenario()) if e[0] == "send"} <= {3}

@@ -12,13 +12,13 @@ export const STARTUP_PHASES = [
   'scriptStartMs',
   /** GET /api/config answered (the certificate hash is known). */
   'configReadyMs',
-  /** `new WebTransport()` called. */
+  /** `new WebTransport()` called (VOD autoplay: by index.html, before the modules run). */
   'sessionStartMs',
   /** The MediaSource is open (sourceopen). */
   'mediaSourceOpenMs',
   /** The WebTransport session is ready (QUIC handshake and extended CONNECT done). */
   'sessionReadyMs',
-  /** The first request is written and its stream closed. */
+  /** The first request is written and its stream closed; a pushed one (vod.first): the CONNECT. */
   'requestSentMs',
   /** The first response byte of any request. */
   'firstByteMs',

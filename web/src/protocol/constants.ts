@@ -38,6 +38,8 @@ export const UniStreamType = {
   TELEMETRY_DEFLATE: 2,
   /** One group (GOP) of the live channel: header, then chunks as they are produced. */
   LIVE_GROUP: 3,
+  /** A response the session's CONNECT asked for (`vod.first`): response header and body. */
+  PUSHED_RESPONSE: 4,
 } as const;
 
 /** SUBSCRIBE's segment field for "the group being produced now". */

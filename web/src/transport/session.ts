@@ -1,6 +1,8 @@
 import { transportErrorMessage } from '../errors';
 import type { StartupTimeline } from '../metrics/startup';
 import { encodeRequest, type KindName } from '../protocol';
+import type { EarlySession } from './early';
+import { PushedResponses, type PushKey } from './pushed';
 import { readResponse, type Response } from './response';
 import { TelemetryLog } from './telemetry';
 import { LiveGroupInbox, routeUniStream } from './unistreams';
@@ -31,6 +33,7 @@ export class Session {
     private readonly transport: WebTransport,
     telemetry: TelemetryLog,
     private readonly startup: StartupTimeline | null,
+    private readonly pushed: PushedResponses | null = null,
   ) {
     this.telemetry = telemetry;
     this.closed = transport.closed.then(
@@ -43,12 +46,17 @@ export class Session {
   /**
    * Open a session; `certHash` is the SHA-256 of the server's DER certificate. `startup`
    * records when the session started and was ready, and its requests' first send and byte.
+   * `pushes`: the responses `url` asks the server to push (its `vod.first`; vodFirstPushes);
+   * `request` then takes them instead of sending those requests. `early`: the session
+   * index.html opened to `url` before the modules loaded, used instead of a new one.
    */
   static async connect(
     url: string,
     certHash: Uint8Array | null,
     telemetry = new TelemetryLog(),
     startup: StartupTimeline | null = null,
+    pushes: readonly PushKey[] = [],
+    early: EarlySession | null = null,
   ): Promise<Session> {
     if (typeof WebTransport === 'undefined') {
       throw new TransportError('this browser has no WebTransport (it needs a secure context: https or http://127.0.0.1)');
@@ -59,9 +67,11 @@ export class Session {
       options.serverCertificateHashes = [{ algorithm: 'sha-256', value }];
     }
     let transport: WebTransport;
-    startup?.mark('sessionStartMs', performance.now());
+    // `early`: index.html already opened this very URL (transport/early.ts).
+    const startMs = early?.startMs ?? performance.now();
+    startup?.mark('sessionStartMs', startMs);
     try {
-      transport = new WebTransport(url, options);
+      transport = early?.transport ?? new WebTransport(url, options);
     } catch (error) {
       throw new TransportError(`WebTransport to ${url} could not start: ${transportErrorMessage(error)}`);
     }
@@ -76,7 +86,8 @@ export class Session {
       );
     }
     startup?.mark('sessionReadyMs', performance.now());
-    return new Session(url, transport, telemetry, startup);
+    const pushed = pushes.length > 0 ? new PushedResponses(pushes, startMs) : null;
+    return new Session(url, transport, telemetry, startup, pushed);
   }
 
   private async acceptUniStreams(): Promise<void> {
@@ -88,6 +99,7 @@ export class Session {
         const job = routeUniStream(value as ReadableStream<Uint8Array>, {
           telemetry: (stream) => this.telemetry.readUniStream(stream),
           liveGroups: this.liveGroups,
+          ...(this.pushed ? { pushed: this.pushed } : {}),
         }).catch((error: unknown) => {
           this.telemetry.warnings.push(`telemetry stream: ${transportErrorMessage(error)}`);
         });
@@ -106,6 +118,16 @@ export class Session {
    * `onBody`, an OK response's body goes there piece by piece as it arrives (see readResponse).
    */
   async request(kind: KindName, rendition = 0, segment = 0, onBody?: (piece: Uint8Array) => void): Promise<Response> {
+    const claimed = this.pushed?.claim(kind, rendition, segment) ?? null;
+    const pushed = claimed === null ? null : await claimed;
+    if (pushed !== null && this.pushed !== null) {
+      // Its request went with the CONNECT: timing (and throughput) count from there, and its
+      // first byte is when the stream arrived, not when the player took it.
+      const requestedAtMs = this.pushed.requestedAtMs;
+      this.startup?.mark('requestSentMs', requestedAtMs);
+      this.startup?.mark('firstByteMs', pushed.firstByteMs);
+      return this.finish(kind, rendition, segment, readResponse(pushed.stream, requestedAtMs, () => performance.now(), onBody));
+    }
     const startMs = performance.now();
     let stream: WebTransportBidirectionalStream;
     try {
@@ -132,6 +154,11 @@ export class Session {
     } finally {
       writer.releaseLock();
     }
+    return this.finish(kind, rendition, segment, reading);
+  }
+
+  /** The response being read, with its first byte marked and stream failures explained. */
+  private async finish(kind: KindName, rendition: number, segment: number, reading: Promise<Response>): Promise<Response> {
     try {
       const response = await reading;
       this.startup?.mark('firstByteMs', response.timing.startMs + response.timing.ttfbMs);

@@ -4,6 +4,7 @@
  */
 
 import { UniStreamType } from '../protocol';
+import type { PushedResponses } from './pushed';
 import { nextChunk } from './read';
 
 /** A LIVE_GROUP stream: the bytes after its type byte. Errors if the server reset it. */
@@ -69,6 +70,8 @@ export interface UniStreamSinks {
   /** Reads a telemetry stream (type byte included) to its end. */
   telemetry(stream: ReadableStream<Uint8Array>): Promise<void>;
   liveGroups: LiveGroupInbox;
+  /** Where PUSHED_RESPONSE streams go (absent: they are cancelled, nothing asked for them). */
+  pushed?: PushedResponses;
 }
 
 /**
@@ -92,6 +95,12 @@ export async function routeUniStream(stream: ReadableStream<Uint8Array>, sinks: 
   }
   if (first[0] === UniStreamType.LIVE_GROUP) {
     sinks.liveGroups.deliver(prependChunk(first.subarray(1), reader));
+    return;
+  }
+  if (first[0] === UniStreamType.PUSHED_RESPONSE) {
+    const stream = prependChunk(first.subarray(1), reader);
+    if (sinks.pushed) await sinks.pushed.deliver(stream);
+    else await stream.cancel('no pushed response was asked for').catch(() => undefined);
     return;
   }
   await sinks.telemetry(prependChunk(first, reader));
