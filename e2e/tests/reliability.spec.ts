@@ -5,7 +5,7 @@ import { DEFAULT_MEDIA, REPO, startServer, type RunningServer } from '../lib/ser
 import { startEmulator } from '../lib/emulator';
 import { playToEnd, playerUrl, type PlayerMetrics } from '../lib/player';
 
-// #17: a 2 s outage mid-stream and a server restart during playback. The player's buffer
+// #17: an outage mid-stream (3 s for VOD, 2 s for live) and a server restart during playback. The player's buffer
 // target is small, so either one must show up as a stall; playback then resumes at the segment
 // it was fetching, without a reload, and plays to the end.
 const manifest = JSON.parse(readFileSync(join(DEFAULT_MEDIA, 'manifest.json'), 'utf8')) as {
@@ -47,10 +47,13 @@ async function waitForPlayhead(page: Page, seconds: number): Promise<void> {
   await page.waitForFunction((t) => document.querySelector('video')!.currentTime >= t, seconds, { timeout: 60_000, polling: 100 });
 }
 
-test('a 2 s outage mid-stream: playback stalls, then resumes without a reload', async ({ page }) => {
+test('a 3 s outage mid-stream: playback stalls, then resumes without a reload', async ({ page }) => {
   server = await startServer({ cc: 'vivace' });
-  // The outage starts 8 s into the emulator's life: a few seconds into playback.
-  const emulator = await startEmulator(server.info.quic_port, ['--scenario', 'outage-2s', '--param', 'outage_at_s=8', '--param', 'outage_end_s=10']);
+  // The outage starts 8 s into the emulator's life: a few seconds into playback. The player
+  // requests a 2 s segment every 2 s and gets it in ~30 ms, so a 2 s outage can fall almost
+  // entirely between two requests (it did once startup got faster); a 3 s one always holds a
+  // request for at least 1 s. The live case below keeps the 2 s outage: it streams all along.
+  const emulator = await startEmulator(server.info.quic_port, ['--scenario', 'outage-2s', '--param', 'outage_at_s=8', '--param', 'outage_end_s=11']);
   try {
     await page.goto(
       playerUrl(server.info.page_url, {
@@ -69,8 +72,8 @@ test('a 2 s outage mid-stream: playback stalls, then resumes without a reload', 
     expect(m.ended).toBe(true);
     expectEverySegmentOnce(m);
     expect(Math.abs(m.playSeconds - manifest.duration_s)).toBeLessThanOrEqual(1);
-    // The outage hit a download in flight (it took the 2 s at least).
-    expect(Math.max(...m.segments.map((s) => s.downloadMs))).toBeGreaterThanOrEqual(2000);
+    // The outage held a request (for at least 1 s of its 3 s).
+    expect(Math.max(...m.segments.map((s) => s.downloadMs))).toBeGreaterThanOrEqual(1000);
     expectHonestStalls(m);
   } finally {
     await emulator.stop();
