@@ -68,31 +68,17 @@ else
 fi
 
 # 5. Default media for the demo and the tests, and 6. the live channel's media: the recipes of
-#    infra/media/recipes.toml (an installed pccstream makes the same on first use). The default
-#    media comes in 0.2 s CMAF chunks (docs/media.md); media from before chunking (no
-#    "chunk_frames" in its manifest) is made again.
-if [[ -f media/default/manifest.json ]] && grep -q '"chunk_frames"' media/default/manifest.json; then
-  step "default media present (media/default)"
-else
-  step "making default media (media/default: recipe 'default' of infra/media/recipes.toml, 0.2 s chunks)"
-  .venv/bin/pccstream media recipe default --out media/default --force
+#    infra/media/recipes.toml (an installed pccstream makes the same on first use). Each media
+#    directory carries the fingerprint of the recipe it was made from (.recipe-fingerprint);
+#    a changed recipe makes it again. A media/default from before fingerprints but with CMAF
+#    chunks ("chunk_frames" in its manifest) is the recipe as it still is: stamped, not re-encoded.
+if [[ ! -f media/default/.recipe-fingerprint ]] && [[ -f media/default/manifest.json ]] \
+  && grep -q '"chunk_frames"' media/default/manifest.json; then
+  .venv/bin/pccstream media recipe default --out media/default --stamp
 fi
-# The live ladder lines up with the default VOD ladder (240p, 360p, 480p, 720p) plus 2500k at
-# 720p, the live targets' ladder top (docs/live.md, "Live ABR"); a media/live made for another
-# ladder (e.g. the older 600k,1200k,2500k) is made again.
-live_ok=$(.venv/bin/python - media/live/manifest.json infra/media/recipes.toml 2>/dev/null <<'PY' || true
-import json, sys, tomllib
-m = json.load(open(sys.argv[1]))
-want = tomllib.load(open(sys.argv[2], "rb"))["live"]["ladder"]
-have = ",".join(r["id"] for r in m["renditions"])
-print("yes" if m.get("chunk_frames") == 1 and have == want else "")
-PY
-)
-if [[ "$live_ok" == "yes" ]]; then
-  step "live media present (media/live)"
-else
-  step "making live media (media/live: recipe 'live' of infra/media/recipes.toml)"
-  .venv/bin/pccstream media recipe live --out media/live --force
-fi
+step "default media (media/default: recipe 'default' of infra/media/recipes.toml)"
+.venv/bin/pccstream media recipe default --out media/default --force --if-stale
+step "live media (media/live: recipe 'live' of infra/media/recipes.toml)"
+.venv/bin/pccstream media recipe live --out media/live --force --if-stale
 
 step "done"

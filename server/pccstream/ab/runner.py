@@ -47,6 +47,7 @@ POLL = """() => { const m = window.pccstream.metrics();
           current_time_s: m.currentTime, stall_count: m.stallCount,
           stall_seconds: m.stallSeconds, ended: m.ended, error: m.error,
           latency_ms: m.latencyLastMs ?? null, playout_ms: m.playoutDelayMs ?? null,
+          freeze_count: m.freezeCount ?? null,
           frame_height: m.frameHeight ?? null}; }"""
 
 
@@ -111,6 +112,8 @@ def summarize_viewers(viewers: Sequence[dict[str, Any] | None]) -> dict[str, Any
         "latency_p50_ms": mean("latencyP50Ms"),
         "latency_p95_ms": mean("latencyP95Ms"),
         "frames_skipped": mean("framesSkipped"),
+        # WebRTC's freeze rule: the live player's from its shown frames, WebRTC's its own.
+        "freeze_count": mean("freezeCount"),
         "buffering_ratio_with_startup": mean("bufferingRatioWithStartup"),
         "dropped_frames": mean("droppedFrames"),
         "decoded_frames": mean("decodedFrames"),

@@ -54,6 +54,8 @@ METRIC_COLUMNS: tuple[tuple[str, str], ...] = (
     ("latency_p50_ms", "REAL"),
     ("latency_p95_ms", "REAL"),
     ("frames_skipped", "REAL"),
+    # Freezes by WebRTC's rule (webrtc-stats freezeCount), for live and WebRTC arms alike.
+    ("freeze_count", "REAL"),
     # CPU health (docs/ab.md, "CPU starvation"): the player's view, the run's processes, the
     # host, and the one rule over them (pccstream.ab.starvation).
     ("buffering_ratio_with_startup", "REAL"),

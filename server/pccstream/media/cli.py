@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -109,6 +110,18 @@ def register(subparsers: Any) -> None:
     recipe.add_argument(
         "--force", action="store_true", help="write into a non-empty directory"
     )
+    recipe.add_argument(
+        "--if-stale",
+        action="store_true",
+        help="do nothing if DIR already holds this recipe's media as the recipe is now "
+        "(its fingerprint, written beside manifest.json, matches)",
+    )
+    recipe.add_argument(
+        "--stamp",
+        action="store_true",
+        help="only record DIR as made from the recipe as it is now (no encode): for media "
+        "made before fingerprints whose recipe has not changed since",
+    )
     recipe.set_defaults(func=run_recipe)
 
     info = sub.add_parser("info", help="validate a media directory and summarise it")
@@ -134,8 +147,16 @@ def run_synth(args: argparse.Namespace) -> int:
 
 
 def run_recipe(args: argparse.Namespace) -> int:
-    from pccstream.media.recipes import make
+    from pccstream.media.recipes import is_current, make, stamp
 
+    if args.stamp:
+        if not (args.out / "manifest.json").is_file():
+            raise UserError(f"--stamp {args.out}: no manifest.json there to stamp")
+        stamp(args.name, args.out)
+        return 0
+    if args.if_stale and is_current(args.name, args.out):
+        print(f"{args.out}: media of recipe {args.name!r} is current", file=sys.stderr)
+        return 0
     make(args.name, args.out, force=args.force)
     return 0
 

@@ -49,10 +49,19 @@ class EncodeSettings:
     segment_seconds: Fraction
     # Frames per CMAF chunk (moof + mdat); 0 = one chunk per segment. Live channels use 1.
     chunk_frames: int = 0
+    # Rate-control buffer (VBV) in frame durations; 0 = one second (VOD). Low-latency live
+    # uses a few frames, which caps every frame (the keyframe too) near that many frames'
+    # worth of bitrate, the way real-time encoders keep frames even (docs/media.md).
+    vbv_frames: int = 0
 
     @property
     def segment_frames(self) -> int:
         return int(self.fps * self.segment_seconds)
+
+    def vbv_bits(self, bitrate_bps: int) -> int:
+        if self.vbv_frames == 0:
+            return bitrate_bps
+        return round(bitrate_bps * self.vbv_frames / self.fps)
 
 
 def parse_positive(text: str, flag: str) -> Fraction:
@@ -72,6 +81,7 @@ def make_settings(
     fps_text: str,
     segment_text: str,
     chunk_frames: int | None = None,
+    vbv_frames: int = 0,
 ) -> EncodeSettings:
     if codec not in CODECS:
         raise UserError(f"--codec {codec!r}: expected one of {', '.join(CODECS)}")
@@ -93,8 +103,18 @@ def make_settings(
             f"--chunk-frames {chunk_frames}: must be 0 (whole segments) or divide the "
             f"{frames.numerator} frames of a segment"
         )
+    if vbv_frames < 0 or vbv_frames > frames.numerator:
+        raise UserError(
+            f"--vbv-frames {vbv_frames}: must be 0 (one second) or 1 to the "
+            f"{frames.numerator} frames of a segment"
+        )
     return EncodeSettings(
-        rungs=rungs, codec=codec, fps=fps, segment_seconds=seg, chunk_frames=chunk_frames
+        rungs=rungs,
+        codec=codec,
+        fps=fps,
+        segment_seconds=seg,
+        chunk_frames=chunk_frames,
+        vbv_frames=vbv_frames,
     )
 
 
@@ -153,7 +173,8 @@ def encoder_args(settings: EncodeSettings) -> list[str]:
         ]
         for i, rung in enumerate(settings.rungs):
             b = str(rung.bitrate_bps)
-            args += [f"-b:v:{i}", b, f"-maxrate:v:{i}", b, f"-bufsize:v:{i}", b]
+            vbv = str(settings.vbv_bits(rung.bitrate_bps))
+            args += [f"-b:v:{i}", b, f"-maxrate:v:{i}", b, f"-bufsize:v:{i}", vbv]
     elif settings.codec == "vp9":
         args += [
             "-c:v",
@@ -178,7 +199,7 @@ def encoder_args(settings: EncodeSettings) -> list[str]:
                 f"-maxrate:v:{i}",
                 b,
                 f"-bufsize:v:{i}",
-                b,
+                str(settings.vbv_bits(rung.bitrate_bps)),
             ]
     else:
         # SVT-AV1 does CBR only with its low-delay prediction structure.

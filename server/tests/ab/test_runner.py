@@ -62,6 +62,15 @@ def test_viewer_summary_carries_the_cpu_health_fields():
     assert summarize_viewers([{"droppedFrames": None}])["dropped_frames"] is None
 
 
+def test_viewer_summary_counts_freezes_by_webrtcs_rule_beside_stalls():
+    live = {"stallCount": 2, "freezeCount": 0, "error": None}  # stricter stalls, no freeze
+    webrtc = {"stallCount": 1, "freezeCount": 1, "error": None}  # WebRTC: freezes are stalls
+    assert summarize_viewers([live])["freeze_count"] == 0
+    assert summarize_viewers([live])["stall_count"] == 2
+    assert summarize_viewers([webrtc])["freeze_count"] == 1
+    assert summarize_viewers([{"error": None}])["freeze_count"] is None
+
+
 def test_link_series_bins_the_log():
     dl = DirectionLog()
     dl.cap_t, dl.cap_b = [0.0, 250.0, 600.0], [1500, 1500, 1500]

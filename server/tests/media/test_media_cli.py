@@ -127,3 +127,28 @@ def test_package_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
 def test_info_on_missing_manifest(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     err = _error(capsys, "media", "info", str(tmp_path))
     assert "manifest.json: not found" in err
+
+
+def test_recipe_if_stale_and_stamp(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pccstream.media import recipes
+
+    made: list[str] = []
+
+    def fake_make(name: str, out: Path, *, force: bool) -> None:
+        (out / "manifest.json").write_text("{}")
+        recipes.stamp(name, out)
+        made.append(name)
+
+    monkeypatch.setattr(recipes, "make", fake_make)
+    out = tmp_path / "live"
+    out.mkdir()
+    err = _error(capsys, "media", "recipe", "live", "--out", str(out), "--stamp")
+    assert "no manifest.json there to stamp" in err
+    argv = ["media", "recipe", "live", "--out", str(out), "--force", "--if-stale"]
+    assert cli.main(argv) == 0 and made == ["live"]  # no fingerprint: made
+    assert cli.main(argv) == 0 and made == ["live"]  # current: kept
+    (out / recipes.FINGERPRINT_NAME).unlink()
+    assert cli.main(["media", "recipe", "live", "--out", str(out), "--stamp"]) == 0
+    assert recipes.is_current("live", out) and made == ["live"]

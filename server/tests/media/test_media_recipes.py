@@ -14,7 +14,9 @@ def test_the_shipped_recipes_are_the_bootstraps_media():
     assert set(shipped) >= {"default", "live"}
     live = shipped["live"]
     assert (live.duration_s, live.segment_seconds, live.chunk_frames) == (60.0, "0.5", 1)
-    assert live.ladder == "300k,750k,1500k,2500k,3000k" and shipped["default"].duration_s == 30.0
+    assert live.ladder == "300k,750k,1500k,2000k,2500k,3000k"
+    assert live.vbv_frames == 2 and shipped["default"].vbv_frames == 0
+    assert shipped["default"].duration_s == 30.0
 
 
 def test_a_bad_recipe_is_one_clear_line(tmp_path: Path, monkeypatch):
@@ -32,6 +34,7 @@ def test_named_media_is_made_once_on_first_use(tmp_path: Path, monkeypatch):
     def fake_make(name: str, out: Path, *, force: bool) -> None:
         out.mkdir(parents=True)
         (out / "manifest.json").write_text(json.dumps({"name": name}))
+        recipes.stamp(name, out)
         made.append(out)
 
     monkeypatch.setattr(recipes, "media_root", lambda: tmp_path / "media")
@@ -46,3 +49,54 @@ def test_default_recipe_makes_chunked_vod_and_live_keeps_one_frame_chunks() -> N
 
     assert recipe("default").chunk_frames is None  # media synth's 0.2 s VOD chunks
     assert recipe("live").chunk_frames == 1
+
+
+def test_the_fingerprint_follows_every_recipe_key(tmp_path: Path) -> None:
+    base = tmp_path / "base.toml"
+    base.write_text('[live]\nduration = 60\nsegment_seconds = 0.5\nchunk_frames = 1\n')
+    changed = tmp_path / "changed.toml"
+    changed.write_text(
+        '[live]\nduration = 60\nsegment_seconds = 0.5\nchunk_frames = 1\nvbv_frames = 2\n'
+    )
+    a = recipes.load_recipes(base)["live"].fingerprint()
+    assert a == recipes.load_recipes(base)["live"].fingerprint()  # stable
+    assert a != recipes.load_recipes(changed)["live"].fingerprint()
+
+
+def test_media_from_an_older_recipe_is_made_again(tmp_path: Path, monkeypatch):
+    made: list[Path] = []
+
+    def fake_make(name: str, out: Path, *, force: bool) -> None:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "manifest.json").write_text(json.dumps({"name": name}))
+        recipes.stamp(name, out)
+        made.append(out)
+
+    monkeypatch.setattr(recipes, "media_root", lambda: tmp_path / "media")
+    monkeypatch.setattr(recipes, "make", fake_make)
+    out = tmp_path / "media" / "live"
+    out.mkdir(parents=True)
+    (out / "manifest.json").write_text("{}")  # made before fingerprints: stale
+    assert not recipes.is_current("live", out)
+    recipes.ensure_named_media("live")
+    assert made == [out] and recipes.is_current("live", out)
+    (out / recipes.FINGERPRINT_NAME).write_text("0123456789abcdef\n")  # another recipe
+    assert not recipes.is_current("live", out)
+    recipes.ensure_named_media("live")
+    assert len(made) == 2 and recipes.is_current("live", out)
+
+
+def test_the_live_rate_control_buffer_is_two_frames_of_bitrate() -> None:
+    from pccstream.media.ladder import parse_ladder
+    from pccstream.media.package import encoder_args, make_settings
+
+    live = recipes.recipe("live")
+    settings = make_settings(
+        parse_ladder("2500k"), "h264", "30", "0.5", live.chunk_frames, live.vbv_frames
+    )
+    args = encoder_args(settings)
+    assert args[args.index("-bufsize:v:0") + 1] == str(round(2_500_000 * 2 / 30))
+    vod = encoder_args(make_settings(parse_ladder("2500k"), "h264", "30", "2"))
+    assert vod[vod.index("-bufsize:v:0") + 1] == "2500000"  # VOD unchanged: one second
+    with pytest.raises(UserError, match="--vbv-frames 16"):
+        make_settings(parse_ladder("2500k"), "h264", "30", "0.5", 1, 16)

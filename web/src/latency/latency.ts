@@ -11,6 +11,7 @@
  */
 
 import { percentile } from './percentile';
+import { FreezeCounter } from './freezes';
 
 export interface CaptureClock {
   /** Wall-clock time (ms since the Unix epoch) of code 0 in wrap 0. */
@@ -48,6 +49,9 @@ export interface LatencySnapshot {
   latencyMaxMs: number | null;
   /** Latency of the last frame read. */
   latencyLastMs: number | null;
+  /** Freezes by WebRTC's rule over the shown frames' times (freezes.ts). */
+  freezeCount: number;
+  totalFreezesDurationMs: number;
 }
 
 export class LatencyTracker {
@@ -59,6 +63,7 @@ export class LatencyTracker {
   private sum = 0;
   private max = -Infinity;
   private last: number | null = null;
+  private freezes = new FreezeCounter();
 
   constructor(private clock: CaptureClock | null = null) {}
 
@@ -70,6 +75,7 @@ export class LatencyTracker {
   onFrame(code: number | null, shownAtMs: number): number | null {
     if (code === null || this.clock === null) {
       this.unreadable += 1;
+      this.freezes.onFrame(shownAtMs);
       return null;
     }
     const clock = this.clock;
@@ -83,6 +89,7 @@ export class LatencyTracker {
     }
     this.lastCapture = capture;
     this.shown += 1;
+    this.freezes.onFrame(shownAtMs);
     if (this.samples.length >= MAX_SAMPLES) this.samples = this.samples.slice(MAX_SAMPLES / 2);
     this.samples.push(latency);
     this.sum += latency;
@@ -107,6 +114,7 @@ export class LatencyTracker {
       latencyMeanMs: n > 0 ? this.sum / n : null,
       latencyMaxMs: n > 0 ? this.max : null,
       latencyLastMs: this.last,
+      ...this.freezes.snapshot(),
     };
   }
 }

@@ -80,6 +80,14 @@ export interface LiveMetrics {
   framesShown: number | null;
   /** Frames shown whose code could not be read (not in the latency figures). */
   framesUnreadable: number | null;
+  /**
+   * Freezes by WebRTC's rule (webrtc-stats freezeCount: a rendered-frame interval ≥ max(3 × mean,
+   * mean + 150 ms); latency/freezes.ts), from the shown frames' times: the count to compare with
+   * the WebRTC arm's. `stallCount` (under one frame buffered) is stricter.
+   */
+  freezeCount: number | null;
+  /** Sum of those freezes' intervals, s. */
+  totalFreezesDurationS: number | null;
   /** LIVE_GROUP streams received. */
   groupsReceived: number | null;
   /** Groups of the subscription not played to the end: reset by the server, abandoned, or skipped over. */

@@ -24,6 +24,7 @@ export function liveRows(m: Metrics): [string, string][] {
     ['playhead behind live (mediaLatencyMs)', ms(m.mediaLatencyMs)],
     ['playout delay', ms(m.playoutDelayMs)],
     ['frames shown / skipped / unreadable', [m.framesShown, m.framesSkipped, m.framesUnreadable].map(count).join(' / ')],
+    ['freezes (WebRTC rule)', count(m.freezeCount)],
     ['groups received / dropped', `${count(m.groupsReceived)} / ${count(m.groupsDropped)}`],
     ['live seeks', count(m.liveSeeks)],
     ['playbackRate', fmt(m.playbackRate, 3)],

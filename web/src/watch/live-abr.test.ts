@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LIVE_ABR, LiveAbr, projectToSimplex, type AbrDecision } from './live-abr';
+import { LEGACY_KEY_SAMPLING, LIVE_ABR, LiveAbr, projectToSimplex, type AbrDecision, type KeySampling } from './live-abr';
 
 const LADDER = [300_000, 750_000, 1_500_000, 2_500_000, 3_000_000];
 const FPS = 30;
@@ -13,10 +13,11 @@ const GROUP_MS = F * FRAME_MS;
  * and arrives one-way `delayMs` after it leaves. The rendition of each group is the last
  * decision made before the group started (the server switches at group boundaries).
  */
-function simulate(capacityKbps: (tMs: number) => number, seconds: number, opts: { targetS?: number; allowed?: (i: number) => boolean; delayMs?: number } = {}) {
+function simulate(capacityKbps: (tMs: number) => number, seconds: number, opts: { targetS?: number; allowed?: (i: number) => boolean; delayMs?: number; keyRatio?: number; keySampling?: KeySampling } = {}) {
   const targetS = opts.targetS ?? 0.3;
   const delayMs = opts.delayMs ?? 20;
-  const abr = new LiveAbr(LADDER, { groupS: GROUP_MS / 1000, targetS, initial: 0, ...(opts.allowed ? { allowed: opts.allowed } : {}) });
+  const keyRatio = opts.keyRatio ?? 4;
+  const abr = new LiveAbr(LADDER, { groupS: GROUP_MS / 1000, targetS, initial: 0, ...(opts.allowed ? { allowed: opts.allowed } : {}), ...(opts.keySampling ? { keySampling: opts.keySampling } : {}) });
   const decisions: Array<AbrDecision & { atMs: number }> = [];
   const renditions: number[] = [];
   let linkFreeMs = 0;
@@ -29,7 +30,7 @@ function simulate(capacityKbps: (tMs: number) => number, seconds: number, opts: 
     const meanBytes = bitrate / 8 / FPS;
     let lastArrival = 0;
     for (let j = 0; j < F; j++) {
-      const bytes = Math.round(j === 0 ? 4 * meanBytes : (meanBytes * (F - 4)) / (F - 1));
+      const bytes = Math.round(j === 0 ? keyRatio * meanBytes : (meanBytes * (F - keyRatio)) / (F - 1));
       const captureMs = (g * F + j) * FRAME_MS;
       const start = Math.max(captureMs, linkFreeMs);
       linkFreeMs = start + (bytes * 8) / capacityKbps(start);
@@ -143,3 +144,16 @@ describe('LiveAbr on a simulated bottleneck', () => {
     expect(abr.startingUp).toBe(false);
   });
 });
+
+describe('LiveAbr on the live media with capped keyframes (2-frame VBV: keyframe ≈ 2 × a frame)', () => {
+  it('still measures the idle path from its keyframes and climbs to the top rung', () => {
+    const { renditions } = simulate(() => 6000, 20, { keyRatio: 2 });
+    expect(kbps(renditions.at(-1) as number)).toBe(3000);
+  });
+
+  it('the older rule (3 × the base chunk) would see no burst there and never climb', () => {
+    const { renditions } = simulate(() => 6000, 20, { keyRatio: 2, keySampling: LEGACY_KEY_SAMPLING });
+    expect(Math.max(...renditions)).toBe(0);
+  });
+});
+

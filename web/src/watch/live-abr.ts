@@ -17,8 +17,8 @@
  *   - A group whose chunks all queued (its minimum queueing delay above QUEUED_MS) kept the
  *     path busy from its first frame's capture (+ base delay) to its last arrival: its bytes
  *     over that time.
- *   - Otherwise the path idled between frames; what it can carry shows in keyframes (several
- *     times a frame, sent as one burst at the controller's pace): a keyframe's bytes beyond
+ *   - Otherwise the path idled between frames; what it can carry shows in keyframes (about
+ *     twice a frame, sent as one burst at the controller's pace): a keyframe's bytes beyond
  *     the base chunk's, over its queueing delay, is a rate sample, and the highest sample of
  *     the last KEY_WINDOW_MS (the least delayed by the page) is the throughput.
  *   (dash.js measures a whole segment request; a live channel has no request per group, and the
@@ -102,8 +102,6 @@ export const LIVE_ABR = {
   DELIVERED_WINDOW_MS: 1000,
   /** A group whose every chunk queued longer than this kept the path busy, ms (one frame). */
   QUEUED_MS: 33,
-  /** A chunk this many times the base chunk's size is a keyframe burst (a rate sample). */
-  KEY_FACTOR: 3,
   /** Keyframe rate samples are kept this long, ms. */
   KEY_WINDOW_MS: 3000,
   /** A queueing delay below this is timer granularity, ms. */
@@ -113,6 +111,23 @@ export const LIVE_ABR = {
   /** A buffer below this (one frame at 30 fps) is about to stall, s. */
   LOW_BUFFER_S: 1 / 30,
 } as const;
+
+/** Which chunks are keyframe bursts, i.e. throughput samples on an idle path. */
+export interface KeySampling {
+  /** A chunk this many times the base chunk's size is a burst. */
+  factor: number;
+  /** Only a group's first chunk (its keyframe) counts. */
+  groupStartOnly: boolean;
+}
+
+/**
+ * The live media caps keyframes near 2 frames' worth of bitrate (a 2-frame VBV; docs/media.md,
+ * "Live frame sizes"), so a keyframe is ~1.9–2 × a frame: the factor must stay below that, and
+ * only a group's first chunk counts, so that a large inter frame is not taken for a burst.
+ */
+export const KEY_SAMPLING: KeySampling = { factor: 1.5, groupStartOnly: true };
+/** What traces recorded on the older media (3–4 × keyframes, no `keySampling`) were decided with. */
+export const LEGACY_KEY_SAMPLING: KeySampling = { factor: 3, groupStartOnly: false };
 
 interface GroupMeasure {
   rendition: number;
@@ -151,6 +166,7 @@ export class LiveAbr {
   private readonly order: number[];
   /** Bitrates in kbit/s, ascending (index = ladder position k). */
   private readonly kbps: number[];
+  private readonly keySampling: KeySampling;
   private readonly groupS: number;
   private readonly targetS: number;
   private readonly groups = new Map<number, GroupMeasure>();
@@ -180,9 +196,10 @@ export class LiveAbr {
    */
   constructor(
     bitratesBps: readonly number[],
-    opts: { groupS: number; targetS: number; initial: number; allowed?: (index: number) => boolean },
+    opts: { groupS: number; targetS: number; initial: number; allowed?: (index: number) => boolean; keySampling?: KeySampling },
   ) {
     const allowed = opts.allowed ?? (() => true);
+    this.keySampling = opts.keySampling ?? KEY_SAMPLING;
     this.order = bitratesBps
       .map((b, i) => ({ b, i }))
       .filter(({ i }) => allowed(i))
@@ -234,6 +251,7 @@ export class LiveAbr {
     const base = this.base() as { delayMs: number; bytes: number };
     const queueMs = delayMs - base.delayMs;
     let g = this.groups.get(c.group);
+    const groupStart = g === undefined;
     if (g === undefined) {
       g = { rendition: c.rendition, bytes: 0, startMs: c.captureMs + base.delayMs, lastArrivalMs: c.arrivalMs, minQueueMs: Infinity, recentQueueMs: [] };
       this.groups.set(c.group, g);
@@ -243,7 +261,8 @@ export class LiveAbr {
     g.minQueueMs = Math.min(g.minQueueMs, queueMs);
     g.recentQueueMs.push(queueMs);
     if (g.recentQueueMs.length > LIVE_ABR.GUARD_CHUNKS) g.recentQueueMs.shift();
-    if (c.bytes >= LIVE_ABR.KEY_FACTOR * base.bytes) {
+    const keyframe = groupStart || !this.keySampling.groupStartOnly;
+    if (keyframe && c.bytes >= this.keySampling.factor * base.bytes) {
       const kbps = ((c.bytes - base.bytes) * 8) / Math.max(queueMs, LIVE_ABR.MIN_DELAY_MS);
       this.keySamples.push({ arrivalMs: c.arrivalMs, kbps });
     }
@@ -391,12 +410,14 @@ export interface AbrTrace {
   groupS: number;
   targetS: number;
   events: AbrTraceEvent[];
+  /** The keyframe-burst rule the run used (absent: LEGACY_KEY_SAMPLING, traces before it). */
+  keySampling?: KeySampling;
 }
 
 /** Feed a recorded trace to a fresh LiveAbr: its decisions, each with the group it was made on. */
 export function replayTrace(trace: AbrTrace): Array<AbrDecision & { group: number; arrivalMs: number }> {
   const allowed = new Set(trace.allowed);
-  const abr = new LiveAbr(trace.bitratesBps, { groupS: trace.groupS, targetS: trace.targetS, initial: trace.initial, allowed: (i) => allowed.has(i) });
+  const abr = new LiveAbr(trace.bitratesBps, { groupS: trace.groupS, targetS: trace.targetS, initial: trace.initial, allowed: (i) => allowed.has(i), keySampling: trace.keySampling ?? LEGACY_KEY_SAMPLING });
   const out: Array<AbrDecision & { group: number; arrivalMs: number }> = [];
   for (const e of trace.events) {
     if (e.type === 'chunk') {

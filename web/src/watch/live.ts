@@ -28,7 +28,7 @@ import {
 import type { Response } from '../transport/response';
 import type { LiveGroupHandler, LiveGroupStream } from '../transport/unistreams';
 import { LIVE_CONTROL, control, startPosition, type RateMode } from './live-control';
-import { LiveAbr, type AbrDecision, type AbrTrace, type AbrTraceEvent } from './live-abr';
+import { KEY_SAMPLING, LiveAbr, type AbrDecision, type AbrTrace, type AbrTraceEvent } from './live-abr';
 import { PlayoutDelay } from './live-playout';
 import { GroupScheduler } from './live-groups';
 import { selectLiveRendition } from './live-rendition';
@@ -192,6 +192,8 @@ export class LivePlayer implements ViewerPlayer {
       framesSkipped: latency?.framesSkipped ?? null,
       framesShown: latency?.framesShown ?? null,
       framesUnreadable: latency?.framesUnreadable ?? null,
+      freezeCount: latency?.freezeCount ?? null,
+      totalFreezesDurationS: latency ? latency.totalFreezesDurationMs / 1000 : null,
       groupsReceived: this.groupsReceived,
       groupsDropped: stats?.dropped ?? 0,
       liveSeeks: this.seeks,
@@ -209,7 +211,7 @@ export class LivePlayer implements ViewerPlayer {
     if (this.params.live?.abr) {
       this.abr = liveAbrFor(info, this.params.bitrateKbps, this.targetS, supported);
       r = this.abr.rendition;
-      this.traceHeader = { bitratesBps: info.renditions.map((x) => x.bitrate_bps), allowed: [...this.abr.ladder], initial: r, groupS: info.group_duration_us / 1e6, targetS: this.targetS };
+      this.traceHeader = { bitratesBps: info.renditions.map((x) => x.bitrate_bps), allowed: [...this.abr.ladder], initial: r, groupS: info.group_duration_us / 1e6, targetS: this.targetS, keySampling: KEY_SAMPLING };
     } else {
       const choice = selectLiveRendition(info.renditions, { rendition: this.params.live?.rendition ?? null, bitrateKbps: this.params.bitrateKbps }, supported);
       if ('error' in choice) throw new Error(choice.error);
@@ -597,6 +599,8 @@ export function vodLiveMetrics(mode: 'fixed' | 'abr' | 'live', playbackRate: num
     mediaLatencyMs: null,
     playoutDelayMs: null,
     framesSkipped: null,
+    freezeCount: null,
+    totalFreezesDurationS: null,
     framesShown: null,
     framesUnreadable: null,
     groupsReceived: null,
