@@ -165,6 +165,10 @@ def _check_session_query(query: str) -> None:
     wanted = parse_session_query(query, _QUERY_SETTINGS)
     if wanted.live_keep_s is not None and not 0 <= wanted.live_keep_s <= 60:
         raise WrongAnswer(f"live.keep_ms accepted as {wanted.live_keep_s} s")
+    if wanted.vod_first is not None:
+        rendition, segment = wanted.vod_first
+        if not (0 <= rendition <= 0xFFFF and segment >= 0):
+            raise WrongAnswer(f"vod.first accepted as {wanted.vod_first}")
 
 
 class _LinkStatusProbe:
@@ -270,7 +274,9 @@ def targets() -> list[Target]:
                _check_live_group, (ValueError,)),
         Target("session_queries", st.text(max_size=60) | st.sampled_from([
             "cc=vivace&cc.t=abc", "live.keep_ms=soon", "live.keep_ms=nan", "test.withhold_at=x",
-            "telemetry=gzip", "cc=nosuch", "live.nope=1", "test.withhold_s=1e9"]),
+            "telemetry=gzip", "cc=nosuch", "live.nope=1", "test.withhold_s=1e9",
+            "vod.first=0:0", "vod.first=65536:0", "vod.first=-1:2", "vod.first=0:99999999999",
+            "vod.first=1:", "vod.manifest=2", "vod.manifest=1&vod.first=3:4", "vod.nope=1"]),
             _check_session_query, (UserError,)),
         Target("link_status_records", st.binary(max_size=64) | _mutated(status) | st.integers(
             1, 100_000).map(_deep) | _mutated_document(json.loads(status)).map(
