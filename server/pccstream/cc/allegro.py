@@ -52,7 +52,7 @@ class Allegro(PccSender):
         if self.p.epsilon_max < self.p.epsilon_min:
             raise ValueError("epsilon_max must be >= epsilon_min")
         super().__init__(self.p, rng or random.Random(0))
-        self.slow_start = SlowStart(self.p.ss_full_pipe_growth if self.p.latency else 0.0)
+        self.slow_start = SlowStart.from_params(self.p, full_pipe=bool(self.p.latency))
         self.epsilon = self.p.epsilon_min
         self._trial_rates: list[float] = []
         self._trials_issued = 0
@@ -98,10 +98,10 @@ class Allegro(PccSender):
         if self.state == "starting":
             action = self.slow_start.on_result(
                 result.target_rate, utility, self.rate, delivery=result.delivery_rate,
-                latency_only=result.loss < self.p.loss_threshold)
+                send=result.send_rate, latency_only=result.loss < self.p.loss_threshold)
             old = self.rate
-            if action == "pipe-growing":
-                return Verdict("hold:pipe-growing")
+            if action in ("pipe-growing", "ack-burst"):
+                return Verdict("hold:" + action)
             if action == "double":
                 self.rate = self.clamp(2 * self.rate)
                 return Verdict("double", self.rate - old)

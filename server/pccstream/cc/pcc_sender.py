@@ -85,6 +85,11 @@ class PccParams:
         "far, the RTT rise was not a standing queue at the bottleneck (host or path noise), so "
         "the rate is held and measured again (cf. BBR's full-pipe test; 0 = off, the thesis)",
         lo=0.0, hi=10.0)
+    ss_max_delivery_ratio: float = param(
+        1.25, "a slow-start MI delivered more than this many times faster than it was sent "
+        "measured a burst of held ACKs (a busy host), not the path: its RTT samples fall "
+        "through the MI, so its utility looks good; it is held, never doubled on (0 = off)",
+        lo=0.0, hi=100.0)
     bdp_cap_gain: float = param(
         0.0, "the window is also bounded by this many times receive rate x min RTT: when a "
         "cellular link's capacity falls faster than probe pairs can measure, the rate the "
@@ -536,21 +541,33 @@ class SlowStart:
     Results of lower rates than the best so far carry no new information and are ignored.
     """
 
-    def __init__(self, full_pipe_growth: float = 0.0) -> None:
+    def __init__(self, full_pipe_growth: float = 0.0, *, max_delivery_ratio: float = 0.0
+                 ) -> None:
         self.full_pipe_growth = full_pipe_growth
+        self.max_delivery_ratio = max_delivery_ratio
         self.best_rate = 0.0
         self.best_utility = float("-inf")
         self.best_delivery = 0.0  # bytes/s
 
+    @classmethod
+    def from_params(cls, p: PccParams, *, full_pipe: bool = True) -> SlowStart:
+        return cls(p.ss_full_pipe_growth if full_pipe else 0.0,
+                   max_delivery_ratio=p.ss_max_delivery_ratio)
+
     def on_result(self, rate: float, utility: float, base_rate: float, *,
-                  delivery: float = 0.0, latency_only: bool = False) -> str:
-        """'double', 'hold', 'pipe-growing' (hold) or 'exit' (then continue from `best_rate`).
+                  delivery: float = 0.0, send: float = 0.0, latency_only: bool = False) -> str:
+        """'double', 'hold', 'pipe-growing' or 'ack-burst' (both hold), or 'exit' (then
+        continue from `best_rate`).
 
         `latency_only`: the utility fell through its latency term alone. Such a drop ends slow
         start only once the pipe is full: an MI still delivered `full_pipe_growth` times
         faster than the best so far shows the link had room, so the RTT rise came from the
         host or the path, not a standing queue (cf. BBR's full-pipe test).
+        `send`: the MI's actual send rate (0: unknown, the delivery checks are skipped).
         """
+        if send > 0 and self.max_delivery_ratio > 0 and (
+                delivery > self.max_delivery_ratio * send):
+            return "ack-burst"
         if rate <= self.best_rate:
             return "hold"
         if utility > self.best_utility:

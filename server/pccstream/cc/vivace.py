@@ -165,7 +165,7 @@ class Vivace(PccSender):
                  rng: random.Random | None = None) -> None:
         self.p = params or VivaceParams()
         super().__init__(self.p, rng or random.Random(0))
-        self.slow_start = SlowStart(self.p.ss_full_pipe_growth)
+        self.slow_start = SlowStart.from_params(self.p)
         # probing
         self._probe_rates: list[float] = []  # bytes/s, in send order
         self._drain_rate: float | None = None  # the next MI drains a queue (ss_drain, queue_drain)
@@ -361,7 +361,7 @@ class Vivace(PccSender):
         old = self.rate
         self.rate = self.clamp(min(max(self.rate, self.initial_window_rate()), rate_before))
         self.state = "starting"
-        self.slow_start = SlowStart(p.ss_full_pipe_growth)
+        self.slow_start = SlowStart.from_params(p)
         self._ss_cap = rate_before
         self.direction, self.tau, self.k = 0, 0, 0
         self._drain_rate = None
@@ -381,9 +381,9 @@ class Vivace(PccSender):
     def _starting(self, result: MiResult, utility: float) -> Verdict:
         action = self.slow_start.on_result(
             result.target_rate, utility, self.rate, delivery=result.delivery_rate,
-            latency_only=result.loss < self.p.ss_loss_ignore)
-        if action == "pipe-growing":
-            return Verdict("hold:pipe-growing")
+            send=result.send_rate, latency_only=result.loss < self.p.ss_loss_ignore)
+        if action in ("pipe-growing", "ack-burst"):
+            return Verdict("hold:" + action)
         if action == "double":
             old = self.rate
             cap = self._ss_cap

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from pccstream.cc.monitor_interval import MiResult
-from pccstream.cc.pcc_sender import MiTag
+from pccstream.cc.pcc_sender import MiTag, PccSender
 from pccstream.cc.utility import MBIT
 from pccstream.cc.vivace import Vivace, VivaceParams
 
@@ -89,6 +89,39 @@ def test_slow_start_holds_through_an_rtt_rise_while_the_pipe_still_grows() -> No
     d = Driver(Vivace(VivaceParams(ss_full_pipe_growth=0.0)), path)
     calls["n"] = 0
     assert d.run(3)[-1]["decision"] == "exit-slow-start"
+
+
+@pytest.mark.parametrize("name", ["vivace", "allegro-latency"])
+def test_slow_start_never_doubles_on_a_burst_of_held_acks(name: str) -> None:
+    # The first 16 Mbit/s MI on a 12 Mbit/s path comes back as a burst of ACKs a busy host
+    # held and released together: acked twice as fast as sent, RTT falling through the MI,
+    # so its utility looks like a clean doubling (real stack, Fig. 5.1 at 30 Mbit/s, block 0:
+    # such an MI doubled 67 to 135 Mbit/s on a 33 Mbit/s link, and 8 s at 40 % loss followed).
+    from pccstream.cc import create_controller
+    calls = {"n": 0}
+    link = fluid_path(12)
+
+    def path(rate: float) -> PathSample:
+        if round(rate) == 16:
+            calls["n"] += 1
+            if calls["n"] == 1:
+                return PathSample(rtt=0.03, slope=-0.5)
+        return link(rate)
+
+    def decisions(params: dict[str, str]) -> list[str]:
+        calls["n"] = 0
+        ctrl = create_controller(name, params, seed=1)
+        assert isinstance(ctrl, PccSender)
+        return [e["decision"] for e in Driver(ctrl, path).run(7)]
+
+    held = decisions({})
+    # The burst costs one MI and changes nothing else: slow start goes on as on a clean path.
+    calls["n"] = 1
+    fresh = create_controller(name, {}, seed=1)
+    assert isinstance(fresh, PccSender)
+    clean = [e["decision"] for e in Driver(fresh, path).run(6)]
+    assert held[4] == "hold:ack-burst" and held[5:] == clean[4:]
+    assert decisions({"ss_max_delivery_ratio": "0"})[4] == "double"
 
 
 def test_slow_start_exit_never_below_the_last_good_rate() -> None:
