@@ -73,7 +73,9 @@ def run_summary(record: dict[str, Any]) -> str:
     ]
     dropped, decoded = record.get("dropped_frames"), record.get("decoded_frames")
     if dropped is not None and decoded is not None:
-        parts.append(f"dropped {dropped:.0f}/{decoded:.0f} frames")
+        near = record.get("dropped_frames_near_stalls")
+        stalls = f" ({near:.0f} near stalls)" if near else ""
+        parts.append(f"dropped {dropped:.0f}/{decoded:.0f} frames{stalls}")
     line = ", ".join(parts)
     if record.get("cpu_starved"):
         line += f" CPU-STARVED ({record.get('cpu_starved_reason')})"

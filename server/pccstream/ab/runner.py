@@ -117,6 +117,8 @@ def summarize_viewers(viewers: Sequence[dict[str, Any] | None]) -> dict[str, Any
         "buffering_ratio_with_startup": mean("bufferingRatioWithStartup"),
         "dropped_frames": mean("droppedFrames"),
         "decoded_frames": mean("decodedFrames"),
+        # Dropped while stalled or just after: the network's, not the CPU's (starvation.py).
+        "dropped_frames_near_stalls": mean("droppedFramesNearStalls"),
         "event_loop_lag_p95_ms": mean("eventLoopLagP95Ms"),
         "event_loop_lag_max_ms": worst("eventLoopLagMaxMs"),
     }

@@ -6,7 +6,9 @@ The rule reads only stored run columns, so it can be re-evaluated on any databas
 
 A run is starved when ANY of these holds (thresholds below, each with its reason):
 
-1. `dropped_frames > 1 % × decoded_frames` — the player;
+1. `dropped_frames − dropped_frames_near_stalls > 1 % × decoded_frames` — the player (frames
+   dropped during a stall or within 1 s after it are the network's: the browser drops what
+   arrived too late for its slot; without the column, all dropped frames count);
 2. `event_loop_lag_p95_ms > 100` — the player's main thread;
 3. `max(server_cpu_s, emulator_cpu_s) / cpu_window_s ≥ 0.95` — a single-threaded process;
 4. `(browser_cpu_s + server_cpu_s + emulator_cpu_s) / (cpu_window_s × host_cpus) ≥ 0.95` — the host;
@@ -21,8 +23,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-# At 30 fps, 1 % is a dropped frame every ~3 s, visible judder; the browser drops a frame only
-# when decoding/compositing missed its display slot (a network shortfall stalls instead).
+# At 30 fps, 1 % is a dropped frame every ~3 s, visible judder. The browser drops a frame when
+# decoding/compositing missed its display slot, and also when playback resumes after a stall
+# with frames that arrived past their slot: the player counts those apart.
 DROPPED_FRAME_FRACTION = 0.01
 # 100 ms is four periods of the player's 25 ms stall sampler and delays segment requests and
 # appends; late in 5 % of ticks means the page's own loop, not the network, set the pace.
@@ -72,10 +75,15 @@ def starvation(run: RunValues) -> Starvation:
     evaluated = False
 
     dropped, decoded = _number(run, "dropped_frames"), _number(run, "decoded_frames")
+    near_stalls = _number(run, "dropped_frames_near_stalls")
     if dropped is not None and decoded is not None and decoded > 0:
         evaluated = True
+        where = " of frames"
+        if near_stalls is not None:
+            dropped = max(0.0, dropped - near_stalls)
+            where = " of frames outside stalls"
         if dropped > DROPPED_FRAME_FRACTION * decoded:
-            reasons.append(f"dropped {100 * dropped / decoded:.1f} % of frames")
+            reasons.append(f"dropped {100 * dropped / decoded:.1f} %{where}")
 
     lag = _number(run, "event_loop_lag_p95_ms")
     if lag is not None:

@@ -61,6 +61,7 @@ METRIC_COLUMNS: tuple[tuple[str, str], ...] = (
     ("buffering_ratio_with_startup", "REAL"),
     ("dropped_frames", "REAL"),
     ("decoded_frames", "REAL"),
+    ("dropped_frames_near_stalls", "REAL"),
     ("event_loop_lag_p95_ms", "REAL"),
     ("event_loop_lag_max_ms", "REAL"),
     ("browser_cpu_s", "REAL"),

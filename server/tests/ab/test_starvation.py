@@ -79,3 +79,16 @@ def test_a_stored_row_is_read_like_a_record():
     conn.row_factory = sqlite3.Row
     row = conn.execute("SELECT 40.0 AS dropped_frames, 1000.0 AS decoded_frames").fetchone()
     assert starvation(row).reasons == ("dropped 4.0 % of frames",)
+
+
+def test_frames_dropped_around_stalls_are_the_networks_not_the_cpus():
+    # 49 of 1701 dropped (2.9 %), 40 of them while stalled or just after: a run whose stalls
+    # made the browser drop late frames (Fig. 5.1 at 30 Mbit/s, session 8) is not CPU-starved.
+    run = {**HEALTHY, "dropped_frames": 49.0, "decoded_frames": 1701.0,
+           "dropped_frames_near_stalls": 40.0}
+    assert starvation(run).starved is False
+    starved = starvation({**run, "dropped_frames_near_stalls": 20.0})
+    assert starved.reasons == ("dropped 1.7 % of frames outside stalls",)
+    # Runs stored before the player counted them: every dropped frame counts, as before.
+    assert starvation({**run, "dropped_frames_near_stalls": None}).reasons == (
+        "dropped 2.9 % of frames",)

@@ -136,6 +136,11 @@ export class PlaybackMetrics {
     return this.startupEndMs !== null;
   }
 
+  /** Stalled at the last sample (either rule). */
+  get stalled(): boolean {
+    return this.inStall;
+  }
+
   isStalled(s: PlaybackSample): boolean {
     return !s.ended && !s.paused && !s.eos && s.bufferAhead < this.stallThresholdS;
   }

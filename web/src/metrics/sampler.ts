@@ -1,4 +1,5 @@
 import { bufferAhead, toRanges } from '../media/ranges';
+import { DroppedFrameAttribution } from './dropped-frames';
 import { EventLoopLag, watchEventLoop } from './event-loop-lag';
 import { PlaybackMetrics, type PlaybackSample } from './playback';
 import { StartupTimeline } from './startup';
@@ -25,6 +26,7 @@ export interface PlaybackSource {
 export class MetricsSampler {
   readonly playback = new PlaybackMetrics();
   readonly lag = new EventLoopLag();
+  private readonly drops = new DroppedFrameAttribution();
   private timer: ReturnType<typeof setInterval> | null = null;
 
   constructor(
@@ -45,12 +47,17 @@ export class MetricsSampler {
 
   /** Dropped/decoded frames now and the main thread's lag (HealthMetrics). */
   health(): HealthMetrics {
-    const quality = typeof this.video.getVideoPlaybackQuality === 'function' ? this.video.getVideoPlaybackQuality() : null;
+    const quality = this.quality();
     return {
       droppedFrames: quality?.droppedVideoFrames ?? null,
       decodedFrames: quality?.totalVideoFrames ?? null,
+      droppedFramesNearStalls: this.drops.droppedNearStalls,
       ...this.lag.snapshot(),
     };
+  }
+
+  private quality(): VideoPlaybackQuality | null {
+    return typeof this.video.getVideoPlaybackQuality === 'function' ? this.video.getVideoPlaybackQuality() : null;
   }
 
   /** The play request; with autoplay this is the page start (performance.now() = 0). */
@@ -80,6 +87,7 @@ export class MetricsSampler {
       playbackRate: video.playbackRate,
     };
     this.playback.sample(s);
+    this.drops.sample(s.t, this.quality()?.droppedVideoFrames ?? null, this.playback.stalled);
   }
 
   metrics(): Metrics {

@@ -109,6 +109,8 @@ export interface HealthMetrics extends EventLoopLagSnapshot {
   droppedFrames: number | null;
   /** `getVideoPlaybackQuality().totalVideoFrames` now (null if unavailable). */
   decodedFrames: number | null;
+  /** Of droppedFrames, those dropped during a stall or within 1 s after it: the network's, not the CPU's (src/metrics/dropped-frames.ts). */
+  droppedFramesNearStalls: number | null;
 }
 
 /** `window.pccstream.metrics()`: JSON-serialisable; definitions in web/README.md. */
