@@ -98,7 +98,8 @@ class Allegro(PccSender):
         if self.state == "starting":
             action = self.slow_start.on_result(
                 result.target_rate, utility, self.rate, delivery=result.delivery_rate,
-                send=result.send_rate, latency_only=result.loss < self.p.loss_threshold)
+                send=result.send_rate, ack_frames=result.rtt_samples,
+                latency_only=result.loss < self.p.loss_threshold)
             old = self.rate
             if action in ("pipe-growing", "ack-burst"):
                 return Verdict("hold:" + action)

@@ -532,6 +532,10 @@ class PccSender(Controller):
         self.emit(event)
 
 
+# The ACK-burst test needs a delivery rate measured over at least two gaps between frames.
+MIN_BURST_ACK_FRAMES = 3
+
+
 class SlowStart:
     """The starting state shared by Vivace and Allegro: double until utility first falls.
 
@@ -555,7 +559,8 @@ class SlowStart:
                    max_delivery_ratio=p.ss_max_delivery_ratio)
 
     def on_result(self, rate: float, utility: float, base_rate: float, *,
-                  delivery: float = 0.0, send: float = 0.0, latency_only: bool = False) -> str:
+                  delivery: float = 0.0, send: float = 0.0, ack_frames: int = 0,
+                  latency_only: bool = False) -> str:
         """'double', 'hold', 'pipe-growing' or 'ack-burst' (both hold), or 'exit' (then
         continue from `best_rate`).
 
@@ -563,10 +568,12 @@ class SlowStart:
         start only once the pipe is full: an MI still delivered `full_pipe_growth` times
         faster than the best so far shows the link had room, so the RTT rise came from the
         host or the path, not a standing queue (cf. BBR's full-pipe test).
-        `send`: the MI's actual send rate (0: unknown, the delivery checks are skipped).
+        `send`: the MI's actual send rate; `ack_frames`: the ACK frames that acked it. An MI
+        acked by n frames measures its delivery over n - 1 gaps, n/(n - 1) too fast, which
+        the ACK-burst test takes out; with fewer than 3 frames it cannot tell and is skipped.
         """
-        if send > 0 and self.max_delivery_ratio > 0 and (
-                delivery > self.max_delivery_ratio * send):
+        if (send > 0 and self.max_delivery_ratio > 0 and ack_frames >= MIN_BURST_ACK_FRAMES
+                and delivery * (ack_frames - 1) / ack_frames > self.max_delivery_ratio * send):
             return "ack-burst"
         if rate <= self.best_rate:
             return "hold"

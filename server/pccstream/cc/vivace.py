@@ -381,7 +381,8 @@ class Vivace(PccSender):
     def _starting(self, result: MiResult, utility: float) -> Verdict:
         action = self.slow_start.on_result(
             result.target_rate, utility, self.rate, delivery=result.delivery_rate,
-            send=result.send_rate, latency_only=result.loss < self.p.ss_loss_ignore)
+            send=result.send_rate, ack_frames=result.rtt_samples,
+            latency_only=result.loss < self.p.ss_loss_ignore)
         if action in ("pipe-growing", "ack-burst"):
             return Verdict("hold:" + action)
         if action == "double":
