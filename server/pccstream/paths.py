@@ -46,6 +46,38 @@ def checkout_root() -> Path | None:
     return None
 
 
+# What the web build is made from, in a checkout (tests excluded: not in the bundle).
+WEB_SOURCES = ("web/src", "web/index.html", "web/vite.config.ts", "shared/contracts")
+
+
+def stale_web_build(root: Path | None = None) -> str | None:
+    """In a checkout, one line when a web source changed after web/dist was built (a run
+    would measure the old player), else None. Installed packages ship a matching build."""
+    root = root if root is not None else checkout_root()
+    if root is None:
+        return None
+    built = root / WEB_DIST / "index.html"
+    if not built.is_file():
+        return None  # no build at all: data_path's own error says so when it is needed
+    built_at = built.stat().st_mtime
+    newest: tuple[float, Path] | None = None
+    for source in WEB_SOURCES:
+        path = root / source
+        files = [path] if path.is_file() else (
+            sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [])
+        for file in files:
+            if ".test." in file.name:
+                continue
+            mtime = file.stat().st_mtime
+            if newest is None or mtime > newest[0]:
+                newest = (mtime, file)
+    if newest is None or newest[0] <= built_at:
+        return None
+    return (f"{WEB_DIST} is older than {newest[1].relative_to(root)}: rebuild it "
+            "(npm --prefix web run build, or ./infra/bootstrap.sh) so the runs measure this "
+            "player, not the one built before")
+
+
 def _packaged(relative: str) -> Path | None:
     root = resources.files("pccstream").joinpath(DATA_PACKAGE_DIR)
     if not isinstance(root, Path):  # e.g. a zip import: no files to hand to ffmpeg or aiohttp

@@ -51,3 +51,26 @@ def test_no_module_computes_a_path_from_its_place_in_the_checkout():
         if p.name != "test_paths.py" and pattern.search(p.read_text())
     ]
     assert offenders == []
+
+
+def test_a_web_build_older_than_its_sources_is_one_clear_line(tmp_path: Path):
+    import os
+
+    (tmp_path / "web" / "src").mkdir(parents=True)
+    (tmp_path / "web" / "dist").mkdir()
+    source = tmp_path / "web" / "src" / "player.ts"
+    test = tmp_path / "web" / "src" / "player.test.ts"
+    built = tmp_path / "web" / "dist" / "index.html"
+    for path in (source, test, built):
+        path.write_text("x")
+    os.utime(source, (100, 100))
+    os.utime(built, (200, 200))
+    os.utime(test, (300, 300))  # tests are not in the bundle
+    assert paths.stale_web_build(tmp_path) is None
+    os.utime(source, (300, 300))
+    message = paths.stale_web_build(tmp_path)
+    assert message is not None and "\n" not in message
+    assert message.startswith("web/dist is older than web/src/player.ts: rebuild it")
+    built.unlink()  # no build at all is data_path's error, not this one
+    assert paths.stale_web_build(tmp_path) is None
+

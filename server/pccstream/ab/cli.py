@@ -27,6 +27,7 @@ from pccstream.cli_conventions import (
 from pccstream.errors import Interrupted, UserError
 from pccstream.media.recipes import named_media
 from pccstream.paths import cache_dir as work_cache_dir
+from pccstream.paths import stale_web_build
 
 MEDIA_MARGIN_S = 8.0
 
@@ -370,6 +371,9 @@ def _ab(args: argparse.Namespace) -> int:
 
     if args.max_load is not None and not args.max_load > 0:
         raise UserError(f"--max-load {args.max_load}: must be a load average > 0")
+    stale = stale_web_build()
+    if stale is not None:
+        raise UserError(stale)
     command = shlex.join(["pccstream", *sys.argv[1:]]) if sys.argv else None
     with open_store(args.db) as store:
         if args.resume and not args.cc and not args.scenario:
