@@ -1,2 +1,3 @@
 /** Player version, reported as window.pccstream.version. */
-export const PLAYER_VERSION = '0.1.0';
+// 0.2.0: a stall is the time the playhead falls behind the clock while the buffer is low.
+export const PLAYER_VERSION = '0.2.0';

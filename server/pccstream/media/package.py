@@ -119,7 +119,7 @@ def make_settings(
 
 
 # Video on demand: CMAF chunks of at most this long (docs/media.md, "Chunks"). The player
-# starts once the first chunk is appended, and the stall threshold is 0.1 s of buffer, so a
+# starts once the first chunk is appended, and below 0.1 s of buffer a late chunk stalls, so a
 # chunk must hold more than that; 0.2 s keeps the first chunk (keyframe + 5 frames) small and
 # costs ~100 bytes of moof per chunk (< 1 % of the 300 kbit/s rung).
 VOD_CHUNK_SECONDS = Fraction(1, 5)

@@ -4,25 +4,30 @@
  * between consecutive samples. Nothing here reads a real clock, so tests use fake times.
  *
  * Definitions (also in web/README.md):
- * - A sample is *stalled* when, after startup, the buffered video ahead of `currentTime` is
+ * - A sample is *low* when, after startup, the buffered video ahead of `currentTime` is
  *   below STALL_THRESHOLD_S (0.1 s) while the video is neither ended, nor paused by the
  *   viewer, nor fully delivered (`eos`: every segment appended and endOfStream() called —
- *   the last tenth of a second of a finished stream is not a stall). It is also stalled when
+ *   the last tenth of a second of a finished stream is not a stall). It is also low when
  *   the playhead has not moved for FROZEN_PLAYHEAD_MS while playing (not paused, seeking,
  *   ended or fully delivered), whatever is buffered: the frozen time counts from the last
  *   sample that moved.
  * - Each interval between two samples is classified by the state of the sample at its
  *   START (left Riemann sum; a state change is known at most one interval late in either
  *   direction, so errors cancel out on average and are bounded by one interval per change):
- *     stalled at start            → stallSeconds
- *     not stalled, `currentTime` advanced over the interval → playSeconds
+ *     low at start: the time the playhead fell behind the clock → stallSeconds, the time it
+ *       played → playSeconds. A thin buffer that keeps up (chunks arriving just in time) plays
+ *       on: counting all of it as stalled overstated the stall time of such runs 1.3–4×.
+ *       The shortfall is summed over the whole low episode, signed, so the jitter between
+ *       the page clock and `currentTime` cancels instead of piling up as stall.
+ *     not low, `currentTime` advanced over the interval → playSeconds
  *     otherwise (paused, ended, seeking, a frozen playhead not yet FROZEN_PLAYHEAD_MS) → neither.
  * - Startup: from `startRequested(t)` (page start with autoplay, else the play request) to
  *   the first frame playing, i.e. the first sample whose `currentTime` is past the value at
  *   the play request. The moment playback began is interpolated as
  *   t − (currentTime advance) / playbackRate, clamped into the interval, so startupDelayMs is
  *   not rounded up to the sampling period. Startup time is neither stall nor play.
- * - stallCount: transitions into the stalled state after startup.
+ * - stallCount: low episodes after startup in which the playhead fell STALL_MIN_LOSS_MS behind
+ *   the clock (a frozen playhead always has); `state` is 'stalled' from then to the episode's end.
  * - bufferingRatio = stallSeconds / (stallSeconds + playSeconds), 0 when both are 0.
  * - bufferingRatioWithStartup = (startup + stall) / (startup + stall + play) seconds, 0 when
  *   all are 0 (the PCC thesis's "time buffering / whole session time"); while startup is still
@@ -48,6 +53,11 @@ export const LIVE_STALL_THRESHOLD_S = 1 / 30;
  * polls every 25 ms, so a playing element always advances within it.
  */
 export const FROZEN_PLAYHEAD_MS = 100;
+/**
+ * A low episode is a stall once the playhead has lost this much against the page clock: one
+ * frame at 25 fps, above the few ms the two clocks drift apart between 25 ms samples.
+ */
+export const STALL_MIN_LOSS_MS = 40;
 
 export interface PlaybackSample {
   /** Page clock, ms. */
@@ -96,6 +106,13 @@ export class PlaybackMetrics {
   private bitrateMsSum = 0;
   private bitrateMs = 0;
   private stalls = 0;
+  /** The last sample was low (either rule). */
+  private low = false;
+  /** In the current low episode: page time minus playhead advance (signed, ms). */
+  private episodeLossMs = 0;
+  /** Of it, what stallMs already holds. */
+  private episodeStallMs = 0;
+  /** The current low episode has counted as a stall. */
   private inStall = false;
   private switches = 0;
   private lastPlayedRendition: number | null = null;
@@ -136,18 +153,24 @@ export class PlaybackMetrics {
     return this.startupEndMs !== null;
   }
 
-  /** Stalled at the last sample (either rule). */
+  /** Stalled at the last sample: a low episode whose playhead fell behind. */
   get stalled(): boolean {
     return this.inStall;
   }
 
-  isStalled(s: PlaybackSample): boolean {
+  /** Low at the last sample (either rule), whether or not the playhead has fallen behind. */
+  get lowBuffer(): boolean {
+    return this.low;
+  }
+
+  /** Below the stall threshold (not ended, paused or fully delivered): a stall if it lasts. */
+  isLow(s: PlaybackSample): boolean {
     return !s.ended && !s.paused && !s.eos && s.bufferAhead < this.stallThresholdS;
   }
 
-  /** Stalled by either rule: little buffered ahead, or a playhead frozen while playing. */
-  private stalledNow(s: PlaybackSample): boolean {
-    return this.isStalled(s) || this.frozen;
+  /** Low by either rule: little buffered ahead, or a playhead frozen while playing. */
+  private lowNow(s: PlaybackSample): boolean {
+    return this.isLow(s) || this.frozen;
   }
 
   sample(s: PlaybackSample): void {
@@ -185,8 +208,8 @@ export class PlaybackMetrics {
     const moved = prev === null || s.currentTime > prev.currentTime + ADVANCE_EPSILON_S;
     if (prev !== null) {
       const dt = s.t - prev.t;
-      if (this.stalledNow(prev)) {
-        this.stallMs += dt;
+      if (this.lowNow(prev)) {
+        this.lowInterval(prev, s, dt, jumped);
       } else if (s.currentTime > prev.currentTime && !prev.ended && !prev.seeking && !s.seeking && !jumped) {
         this.addPlay(dt, prev.rendition ?? s.rendition, prev.bitrateBps ?? s.bitrateBps);
       } else if (!prev.paused && !prev.ended && !prev.seeking) {
@@ -209,15 +232,45 @@ export class PlaybackMetrics {
       // The time since the playhead stopped was a stall all along.
       this.frozen = true;
       this.stallMs += this.unaccountedMs;
+      this.episodeLossMs += this.unaccountedMs;
+      this.episodeStallMs += this.unaccountedMs;
       this.unaccountedMs = 0;
+      this.countStall();
     }
   }
 
+  /**
+   * An interval that began low: the playhead's shortfall against the clock is stall, the
+   * rest play. A seek's jump says nothing about playing, so all of such an interval stalls.
+   */
+  private lowInterval(prev: PlaybackSample, s: PlaybackSample, dt: number, jumped: boolean): void {
+    const measurable = !jumped && !prev.seeking && !s.seeking && !prev.ended;
+    const rate = prev.playbackRate && prev.playbackRate > 0 ? prev.playbackRate : 1;
+    const advancedMs = measurable ? (Math.max(0, s.currentTime - prev.currentTime) * 1000) / rate : 0;
+    this.episodeLossMs += dt - advancedMs;
+    const stall = Math.min(dt, Math.max(0, this.episodeLossMs - this.episodeStallMs));
+    this.stallMs += stall;
+    this.episodeStallMs += stall;
+    if (measurable && advancedMs > 0) {
+      this.addPlay(dt - stall, prev.rendition ?? s.rendition, prev.bitrateBps ?? s.bitrateBps);
+    }
+    if (this.episodeLossMs >= STALL_MIN_LOSS_MS) this.countStall();
+  }
+
+  private countStall(): void {
+    if (this.inStall) return;
+    this.inStall = true;
+    this.stalls += 1;
+  }
+
   private afterSample(s: PlaybackSample): void {
-    const stalled = this.stalledNow(s);
-    if (stalled && !this.inStall) this.stalls += 1;
-    this.inStall = stalled;
-    this.lastState = s.ended ? 'ended' : stalled ? 'stalled' : s.paused ? 'paused' : 'playing';
+    this.low = this.lowNow(s);
+    if (!this.low) {
+      this.episodeLossMs = 0;
+      this.episodeStallMs = 0;
+      this.inStall = false;
+    }
+    this.lastState = s.ended ? 'ended' : this.inStall ? 'stalled' : s.paused ? 'paused' : 'playing';
   }
 
   private addPlay(ms: number, rendition: number | null, bitrateBps: number | null): void {

@@ -87,7 +87,7 @@ export class MetricsSampler {
       playbackRate: video.playbackRate,
     };
     this.playback.sample(s);
-    this.drops.sample(s.t, this.quality()?.droppedVideoFrames ?? null, this.playback.stalled);
+    this.drops.sample(s.t, this.quality()?.droppedVideoFrames ?? null, this.playback.lowBuffer);
   }
 
   metrics(): Metrics {
