@@ -203,6 +203,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     r.add_argument("--tables", metavar="FILE.md", help="also write the tables as Markdown")
     r.add_argument("--seed", type=int, default=None, help="bootstrap seed (default fixed)")
     r.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples")
+    r.add_argument(
+        "--baseline", metavar="ARM",
+        help="the arm the paired differences are taken against (default: the first arm)",
+    )
     r.set_defaults(func=_report)
 
 
@@ -445,12 +449,14 @@ def _report(args: argparse.Namespace) -> int:
 
     with open_store(args.db, must_exist=True) as store:
         out = Path(args.out)
-        write_report(store, out, title=args.title, seed=args.seed, resamples=args.resamples)
+        write_report(store, out, title=args.title, seed=args.seed, resamples=args.resamples,
+                     baseline=args.baseline)
         if args.tables:
             from pccstream.ab.report import markdown_tables
 
             Path(args.tables).write_text(
-                markdown_tables(store, seed=args.seed, resamples=args.resamples)
+                markdown_tables(store, seed=args.seed, resamples=args.resamples,
+                                baseline=args.baseline)
             )
     print(f"report written to {out}")
     return 0

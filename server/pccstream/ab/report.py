@@ -28,6 +28,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from pccstream.ab import stats  # noqa: E402
 from pccstream.ab.design import Design, schedule  # noqa: E402
 from pccstream.ab.store import Store, telemetry  # noqa: E402
+from pccstream.errors import UserError  # noqa: E402
 
 # Derived per run: dropped / decoded frames (the player's CPU health; pccstream.ab.starvation).
 DROPPED_FRAME_RATIO = "dropped_frame_ratio"
@@ -215,9 +216,10 @@ def summary_table(
 
 
 def paired_table(
-    view: ExperimentView, seed: int, resamples: int
+    view: ExperimentView, seed: int, resamples: int, baseline: str | None = None
 ) -> tuple[list[str], list[list[str]]]:
-    baseline = view.arms[0]
+    """Every other arm against `baseline` (default: the design's first arm), block by block."""
+    baseline = view.arms[0] if baseline is None else baseline
     header = [
         "metric",
         "arm",
@@ -237,7 +239,7 @@ def paired_table(
     paired = [m for m in METRICS if m.column in PAIRED_METRICS]
     for metric in [*paired, *latency]:
         base = view.by_block(baseline, metric.column)
-        for arm in view.arms[1:]:
+        for arm in (a for a in view.arms if a != baseline):
             other = view.by_block(arm, metric.column)
             forward = stats.paired_difference(base, other, seed=seed, resamples=resamples)
             backward = stats.paired_difference(other, base, seed=seed, resamples=resamples)
@@ -398,7 +400,9 @@ def _fmt(value: float | None, digits: int = 3) -> str:
     return f"{value:.{digits}g}"
 
 
-def experiment_section(view: ExperimentView, seed: int, resamples: int) -> str:
+def experiment_section(
+    view: ExperimentView, seed: int, resamples: int, baseline: str | None = None
+) -> str:
     design = view.design
     parts = [f"<h2>{html.escape(design.scenario_label)}</h2>"]
     done = len(view.runs)
@@ -461,8 +465,8 @@ def experiment_section(view: ExperimentView, seed: int, resamples: int) -> str:
         parts.append("<h3>Mean per arm without the CPU-starved runs [95 % bootstrap CI]</h3>")
         parts.append(_table(*summary_table(view, seed, resamples, healthy_only=True)))
     if len(view.arms) > 1:
-        header, rows = paired_table(view, seed, resamples)
-        parts.append(f"<h3>Paired differences against {html.escape(view.arms[0])}</h3>")
+        header, rows = paired_table(view, seed, resamples, baseline)
+        parts.append(f"<h3>Paired differences against {html.escape(baseline or view.arms[0])}</h3>")
         parts.append(
             "<p class=note>Pairs are the runs of one block (the same network realization). "
             "Relative changes are ratios of the means over the paired blocks, with a CI from "
@@ -491,8 +495,25 @@ def _mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def render(store: Store, *, title: str, seed: int | None = None, resamples: int = 10_000) -> str:
+def check_baseline(store: Store, baseline: str | None) -> None:
+    """A baseline arm must be an arm of every experiment in the database (one clear line)."""
+    if baseline is None:
+        return
+    for row in store.experiments():
+        view = ExperimentView(store, row)
+        if baseline not in view.arms:
+            raise UserError(
+                f"--baseline {baseline}: not an arm of experiment {view.design.experiment_id} "
+                f"in {store.path} (its arms: {', '.join(view.arms)})"
+            )
+
+
+def render(
+    store: Store, *, title: str, seed: int | None = None, resamples: int = 10_000,
+    baseline: str | None = None,
+) -> str:
     seed = stats.DEFAULT_SEED if seed is None else seed
+    check_baseline(store, baseline)
     plt.rcParams["svg.fonttype"] = "none"
     plt.rcParams["svg.hashsalt"] = "pccstream"
     views = [ExperimentView(store, row) for row in store.experiments()]
@@ -504,7 +525,7 @@ def render(store: Store, *, title: str, seed: int | None = None, resamples: int 
     if not views:
         body.append("<p>No experiments in this database.</p>")
     for view in views:
-        body.append(experiment_section(view, seed, resamples))
+        body.append(experiment_section(view, seed, resamples, baseline))
     return (
         "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
         f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>\n"
@@ -514,10 +535,12 @@ def render(store: Store, *, title: str, seed: int | None = None, resamples: int 
 
 
 def write_report(
-    store: Store, out: Path, *, title: str, seed: int | None = None, resamples: int = 10_000
+    store: Store, out: Path, *, title: str, seed: int | None = None, resamples: int = 10_000,
+    baseline: str | None = None,
 ) -> None:
+    html_text = render(store, title=title, seed=seed, resamples=resamples, baseline=baseline)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render(store, title=title, seed=seed, resamples=resamples), encoding="utf-8")
+    out.write_text(html_text, encoding="utf-8")
 
 
 def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -526,9 +549,12 @@ def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str
     return "\n".join(lines)
 
 
-def markdown_tables(store: Store, *, seed: int | None = None, resamples: int = 10_000) -> str:
+def markdown_tables(
+    store: Store, *, seed: int | None = None, resamples: int = 10_000, baseline: str | None = None
+) -> str:
     """The report's tables as Markdown (for notes and docs/results)."""
     seed = stats.DEFAULT_SEED if seed is None else seed
+    check_baseline(store, baseline)
     out = []
     for row in store.experiments():
         view = ExperimentView(store, row)
@@ -551,6 +577,6 @@ def markdown_tables(store: Store, *, seed: int | None = None, resamples: int = 1
             table = summary_table(view, seed, resamples, healthy_only=True)
             out.append(_markdown_table(*table) + "\n")
         if len(view.arms) > 1:
-            out.append(f"Paired by block against {view.arms[0]}:\n")
-            out.append(_markdown_table(*paired_table(view, seed, resamples)) + "\n")
+            out.append(f"Paired by block against {baseline or view.arms[0]}:\n")
+            out.append(_markdown_table(*paired_table(view, seed, resamples, baseline)) + "\n")
     return "\n".join(out)

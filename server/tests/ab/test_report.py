@@ -18,6 +18,7 @@ from pccstream.ab.report import (
     write_report,
 )
 from pccstream.ab.store import Store
+from pccstream.errors import UserError
 
 from .fakes import FakeRunner
 
@@ -105,6 +106,24 @@ def test_paired_table_finds_the_known_effect(store: Store):
     backward = float(row[5].split()[0])
     assert -93 < backward < -87
     assert float(row[4].split()[0]) > 800  # cubic / vivace − 1 ≈ +900 %
+
+
+def test_paired_table_takes_any_arm_as_the_baseline(store: Store):
+    view = ExperimentView(store, store.experiment(DESIGN.experiment_id))  # type: ignore[arg-type]
+    header, rows = paired_table(view, seed=1, resamples=500, baseline="cubic")
+    assert header[3] == "arm − cubic [95 % CI]"
+    assert {r[1] for r in rows} == {"vivace", "reno"}
+    row = next(r for r in rows if r[0].startswith("buffering ratio") and r[1] == "vivace")
+    assert -93 < float(row[4].split()[0]) < -87  # vivace / cubic − 1
+    tables = markdown_tables(store, resamples=200, baseline="cubic")
+    assert "Paired by block against cubic" in tables
+
+
+def test_a_baseline_that_is_not_an_arm_is_one_clear_error(store: Store):
+    # reno is an arm of the first experiment only.
+    expected = r"--baseline reno: not an arm of experiment \w+ .*vivace, cubic"
+    with pytest.raises(UserError, match=expected):
+        markdown_tables(store, resamples=200, baseline="reno")
 
 
 def test_write_report(store: Store, tmp_path: Path):
