@@ -500,6 +500,24 @@ def test_overshoot_stands_in_for_the_higher_probe_and_the_lower_one_drains() -> 
     assert v.state == "moving"
 
 
+@pytest.mark.parametrize("floor", [False, True])
+def test_decrease_after_an_overshoot_keeps_the_centre_less_eps(floor: bool) -> None:
+    v = _moving_up(overshoot_step_floor=floor)
+    r = result(12.0, tag=MiTag(v.epoch, "move"), gradient=0.1)
+    assert v.on_mi_finished(0.0, r, v.mi_utility(r)[0]).decision == "reverse"
+    lo = result(10.5 * 0.85, tag=MiTag(v.epoch, "probe", 0))
+    assert v.on_mi_finished(0.0, lo, v.mi_utility(lo)[0]).decision == "decrease"
+    if floor:
+        # 10.5 grew no queue: the step stops at 10.5 x (1 - eps), not at omega below it.
+        assert mbps(v.rate) == pytest.approx(10.5 * 0.95)
+    else:
+        assert mbps(v.rate) < 10.5 * 0.95 - 0.5
+    # An ordinary pair (no overshoot in it) still steps as far as the gradient says.
+    v = probing_vivace(10.0, theta0=2.0, omega0=1.0, overshoot_step_floor=floor)
+    assert feed_probes(v, 0.0, 1.0) == "decrease"
+    assert mbps(v.rate) < 10.0 * 0.95 - 0.5
+
+
 def test_overshoot_reuse_can_be_turned_off() -> None:
     v = _moving_up(reuse_overshoot=False)
     r = result(12.0, tag=MiTag(v.epoch, "move"), gradient=0.1)
