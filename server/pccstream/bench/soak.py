@@ -8,7 +8,10 @@ Four parts, each against the real server in its own process:
 - viewers: concurrent viewers fetching segments through the emulator, every byte checked
   against the media files, with the server's CPU and RSS;
 - outage: a bulk flow through the `outage-2s` scenario; how long after the link comes back
-  the flow regains 80 % of its rate before the outage.
+  the flow regains 80 % of its rate before the outage;
+- ab-kill: a real `pccstream ab` (browser, server, emulator) SIGKILLed in its second run, then
+  resumed: no process it started outlives it, the run that finished stays as it was, the
+  killed one is run again, and no slot is stored twice.
 """
 
 from __future__ import annotations
@@ -60,13 +63,14 @@ class SoakSettings:
     viewers: int = 50
     viewer_seconds: float = 60.0
     outage: bool = True
+    ab_kill: bool = True
 
 
 def quick(media: Path) -> SoakSettings:
     """A smoke run of every part (well under a minute)."""
     return SoakSettings(media, fuzz_cases=1000, churn_sessions=60, churn_baseline_session=20,
                         churn_settle_s=0.0, churn_settled_every=20, viewers=4,
-                        viewer_seconds=4.0)
+                        viewer_seconds=4.0, ab_kill=False)
 
 
 def run_soak(settings: SoakSettings, progress: Progress) -> dict[str, Any]:
@@ -81,15 +85,18 @@ def run_soak(settings: SoakSettings, progress: Progress) -> dict[str, Any]:
     viewers = asyncio.run(run_viewers(settings, manifest, progress))
     outage = ({cc: asyncio.run(run_outage(progress, cc)) for cc in OUTAGE_CONTROLLERS}
               if settings.outage else None)
+    ab_kill = run_ab_kill(settings.media, progress) if settings.ab_kill else None
     return {
         "settings": {**asdict(settings), "media": str(settings.media)},
         "fuzz": fuzz,
         "churn": churn,
         "viewers": viewers,
         "outage": outage,
+        "ab_kill": ab_kill,
         "wall_s": round(time.monotonic() - started, 1),
         "ok": (fuzz["failures"] == 0 and churn["ok"] and viewers["ok"]
-               and (outage is None or all(o["ok"] for o in outage.values()))),
+               and (outage is None or all(o["ok"] for o in outage.values()))
+               and (ab_kill is None or ab_kill["ok"])),
     }
 
 
@@ -365,6 +372,131 @@ async def run_outage(progress: Progress, cc: str = "vivace") -> dict[str, Any]:
         "rate_after_mbps": [[round(t - end, 1), round(r, 2)] for t, r in rates[::5] if t > end],
         "errors": errors,
         "ok": errors == 0 and recovered is not None,
+    }
+
+
+# --- ab killed, then resumed ------------------------------------------------------------
+
+AB_KILL_ARMS = ("cubic", "reno")
+AB_KILL_SECONDS = 8.0
+AB_KILL_BITRATE_KBPS = 3000
+AB_KILL_TIMEOUT_S = 240.0
+_AB_MAIN = "import sys; from pccstream.cli import main; sys.exit(main())"
+
+
+def ab_kill_command(media: Path, db: Path, *, resume: bool = False) -> list[str]:
+    """A small real experiment: two arms, two blocks, through the emulator."""
+    command = [sys.executable, "-c", _AB_MAIN, "ab", "--cc", ",".join(AB_KILL_ARMS),
+               "--scenario", "const-12mbps-30ms-1bdp", "--bitrate", str(AB_KILL_BITRATE_KBPS),
+               "--runs", "2", "--duration", str(AB_KILL_SECONDS), "--seed", "1",
+               "--media", str(media), "--db", str(db)]
+    return command + ["--resume"] if resume else command
+
+
+def descendants(pid: int) -> set[int]:
+    """Every live process below `pid` (children, their children, ...), from /proc."""
+    parents: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # The command name (field 2) may hold spaces and parentheses: split after its end.
+        ppid = int(stat[stat.rindex(")") + 2:].split()[1])
+        parents.setdefault(ppid, []).append(int(entry.name))
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        for child in parents.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def alive(pid: int) -> bool:
+    """Running, not a zombie waiting for its (new) parent to reap it."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return state[state.rindex(")") + 2] != "Z"
+
+
+def stored_runs(db: Path) -> list[tuple[int, str, float]]:
+    """(block, arm, started_at) of every stored run."""
+    import sqlite3
+
+    if not db.exists():
+        return []
+    with contextlib.closing(sqlite3.connect(db, timeout=30)) as con:
+        try:
+            rows = con.execute("SELECT block, arm, started_at FROM runs").fetchall()
+        except sqlite3.OperationalError:  # the tables do not exist yet
+            return []
+    return [(int(b), str(a), float(t)) for b, a, t in rows]
+
+
+def run_ab_kill(media: Path, progress: Progress) -> dict[str, Any]:
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="pccstream-soak-ab-") as tmp:
+        db = Path(tmp) / "ab.sqlite"
+        progress(f"ab-kill: {' vs '.join(AB_KILL_ARMS)}, 2 blocks x {AB_KILL_SECONDS:g} s; "
+                 "SIGKILL in the second run")
+        ab = subprocess.Popen(ab_kill_command(media, db), env=child_process_env(),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True)
+        deadline = time.monotonic() + AB_KILL_TIMEOUT_S
+        before: list[tuple[int, str, float]] = []
+        while time.monotonic() < deadline and ab.poll() is None:
+            before = stored_runs(db)
+            if before:
+                break
+            time.sleep(0.2)
+        # Into the second run: its server, emulator and browser are up.
+        time.sleep(AB_KILL_SECONDS / 2 + 3)
+        children = descendants(ab.pid)
+        finished_early = ab.poll() is not None
+        ab.send_signal(signal.SIGKILL)
+        ab.wait()
+        orphans: list[int] = []
+        for _ in range(50):  # 10 s for every child to see its parent go
+            orphans = sorted(pid for pid in children if alive(pid))
+            if not orphans:
+                break
+            time.sleep(0.2)
+        orphan_names = [Path(f"/proc/{pid}/comm").read_text().strip()
+                        for pid in orphans if alive(pid)]
+        for pid in orphans:  # leave nothing behind for the next part
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        killed_at = stored_runs(db)
+        progress(f"ab-kill: killed with {len(killed_at)} run(s) stored, "
+                 f"{len(children)} processes below it, {len(orphans)} outlived it; resuming")
+        resumed = subprocess.run(ab_kill_command(media, db, resume=True),
+                                 env=child_process_env(), capture_output=True, text=True,
+                                 timeout=AB_KILL_TIMEOUT_S, check=False)
+        after = stored_runs(db)
+    slots = [(b, a) for b, a, _ in after]
+    expected = {(b, a) for b in range(2) for a in AB_KILL_ARMS}
+    kept = all(run in after for run in killed_at)
+    return {
+        "runs_stored_at_kill": len(killed_at),
+        "processes_below_ab": len(children),
+        "orphans": len(orphans), "orphan_names": orphan_names,
+        "resume_exit_code": resumed.returncode,
+        "resume_error": resumed.stderr.strip().splitlines()[-1:] if resumed.returncode else [],
+        "runs_after_resume": len(after),
+        "duplicates": len(slots) - len(set(slots)),
+        "missing": sorted(f"{b}:{a}" for b, a in expected - set(slots)),
+        "runs_kept": kept,
+        "ok": (not finished_early and bool(killed_at) and len(killed_at) < len(expected)
+               and bool(children) and not orphans and resumed.returncode == 0
+               and set(slots) == expected and len(slots) == len(expected) and kept),
     }
 
 
