@@ -16,7 +16,7 @@
  *   direction, so errors cancel out on average and are bounded by one interval per change):
  *     low at start: the time the playhead fell behind the clock → stallSeconds, the time it
  *       played → playSeconds. A thin buffer that keeps up (chunks arriving just in time) plays
- *       on: counting all of it as stalled overstated the stall time of such runs 1.3–4×.
+ *       on: counting all of it as stalled overstated Vivace's stalls 5–20× (docs/results/thesis-scale).
  *       The shortfall is summed over the whole low episode, signed, so the jitter between
  *       the page clock and `currentTime` cancels instead of piling up as stall.
  *     not low, `currentTime` advanced over the interval → playSeconds
