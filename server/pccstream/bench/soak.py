@@ -30,8 +30,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from pccstream.ab.store import open_store
 from pccstream.bench.fuzz import run_all
 from pccstream.emulator.relay import EmulatorProcess
+from pccstream.harness.cpu import descendants, is_running, process_name
 from pccstream.harness.processes import ServerProcess, make_bulk_media
 from pccstream.harness.udp_drops import rcvbuf_errors, socket_drops
 from pccstream.media.manifest import Manifest, load_manifest
@@ -393,50 +395,12 @@ def ab_kill_command(media: Path, db: Path, *, resume: bool = False) -> list[str]
     return command + ["--resume"] if resume else command
 
 
-def descendants(pid: int) -> set[int]:
-    """Every live process below `pid` (children, their children, ...), from /proc."""
-    parents: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        # The command name (field 2) may hold spaces and parentheses: split after its end.
-        ppid = int(stat[stat.rindex(")") + 2:].split()[1])
-        parents.setdefault(ppid, []).append(int(entry.name))
-    found: set[int] = set()
-    todo = [pid]
-    while todo:
-        for child in parents.get(todo.pop(), []):
-            if child not in found:
-                found.add(child)
-                todo.append(child)
-    return found
-
-
-def alive(pid: int) -> bool:
-    """Running, not a zombie waiting for its (new) parent to reap it."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return state[state.rindex(")") + 2] != "Z"
-
-
 def stored_runs(db: Path) -> list[tuple[int, str, float]]:
     """(block, arm, started_at) of every stored run."""
-    import sqlite3
-
     if not db.exists():
         return []
-    with contextlib.closing(sqlite3.connect(db, timeout=30)) as con:
-        try:
-            rows = con.execute("SELECT block, arm, started_at FROM runs").fetchall()
-        except sqlite3.OperationalError:  # the tables do not exist yet
-            return []
-    return [(int(b), str(a), float(t)) for b, a, t in rows]
+    with open_store(db) as store:
+        return [(row["block"], row["arm"], row["started_at"]) for row in store.runs()]
 
 
 def run_ab_kill(media: Path, progress: Progress) -> dict[str, Any]:
@@ -451,26 +415,21 @@ def run_ab_kill(media: Path, progress: Progress) -> dict[str, Any]:
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                               start_new_session=True)
         deadline = time.monotonic() + AB_KILL_TIMEOUT_S
-        before: list[tuple[int, str, float]] = []
-        while time.monotonic() < deadline and ab.poll() is None:
-            before = stored_runs(db)
-            if before:
-                break
+        while time.monotonic() < deadline and ab.poll() is None and not stored_runs(db):
             time.sleep(0.2)
         # Into the second run: its server, emulator and browser are up.
         time.sleep(AB_KILL_SECONDS / 2 + 3)
-        children = descendants(ab.pid)
+        children = set(descendants(ab.pid))
         finished_early = ab.poll() is not None
         ab.send_signal(signal.SIGKILL)
         ab.wait()
         orphans: list[int] = []
         for _ in range(50):  # 10 s for every child to see its parent go
-            orphans = sorted(pid for pid in children if alive(pid))
+            orphans = sorted(pid for pid in children if is_running(pid))
             if not orphans:
                 break
             time.sleep(0.2)
-        orphan_names = [Path(f"/proc/{pid}/comm").read_text().strip()
-                        for pid in orphans if alive(pid)]
+        orphan_names = [process_name(pid) for pid in orphans]
         for pid in orphans:  # leave nothing behind for the next part
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)

@@ -25,6 +25,12 @@ def _stat_fields(pid: int) -> list[str] | None:
     return text.rsplit(")", 1)[1].split()
 
 
+def is_running(pid: int) -> bool:
+    """The process exists and is not a zombie waiting for its (new) parent to reap it."""
+    fields = _stat_fields(pid)
+    return fields is not None and fields[0] != "Z"
+
+
 def process_cpu_seconds(pid: int) -> float | None:
     """User + system CPU seconds of one process so far (None if it is gone)."""
     fields = _stat_fields(pid)
@@ -56,7 +62,8 @@ def descendants(root: int) -> list[int]:
     return out
 
 
-def _comm(pid: int) -> str:
+def process_name(pid: int) -> str:
+    """The process's command name ("" if it is gone)."""
     try:
         return (_PROC / str(pid) / "comm").read_text().strip()
     except OSError:
@@ -86,7 +93,8 @@ def chromium_roots(ancestor: int | None = None) -> list[int]:
     stack = list(children.get(os.getpid() if ancestor is None else ancestor, ()))
     while stack:
         pid = stack.pop()
-        if _comm(pid).startswith("chrom") and not _comm(pid).startswith("chrome_crashpad"):
+        name = process_name(pid)
+        if name.startswith("chrom") and not name.startswith("chrome_crashpad"):
             roots.append(pid)
         else:
             stack.extend(children.get(pid, ()))

@@ -1,6 +1,10 @@
+import contextlib
+import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -48,3 +52,31 @@ def test_chromium_trees_are_found_below_this_process(tmp_path: Path):
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_descendants_finds_grandchildren_and_is_running_skips_zombies() -> None:
+    script = ("import subprocess, sys, time; "
+              "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)']); "
+              "time.sleep(30)")
+    child = subprocess.Popen([sys.executable, "-c", script])
+    found: list[int] = []
+    try:
+        for _ in range(200):
+            found = cpu.descendants(child.pid)
+            if found:
+                break
+            time.sleep(0.05)
+        assert len(found) == 1  # the grandchild, found through the child
+        assert cpu.is_running(child.pid) and all(cpu.is_running(pid) for pid in found)
+        child.kill()
+        for _ in range(200):  # killed, not yet reaped: a zombie is not alive
+            if not cpu.is_running(child.pid):
+                break
+            time.sleep(0.05)
+        assert not cpu.is_running(child.pid)
+    finally:
+        child.kill()
+        child.wait()
+        for pid in found:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
