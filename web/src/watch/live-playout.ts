@@ -7,11 +7,11 @@
  * A frame captured at c becomes playable when its chunk is appended, at r; its delay is
  * d = r − c (network one-way delay, queueing, the burst of a keyframe, the server's send, the
  * page's event loop, the wait behind an older group and the append). Media time is capture
- * time, so playing λ behind the live edge shows that frame at c + λ. The live stall rule
- * (web/README.md: less than one frame buffered ahead is a stall) then needs λ ≥ d + one frame:
- * just before the frame is appended, the buffer ends where it begins. So the playout delay is
+ * time, so playing λ behind the live edge shows that frame at c + λ: it is on time when d < λ
+ * less the append → decode time. No frame is kept in hand: a stall is time the playhead
+ * waits (web/README.md, `stallSeconds`), not a thin buffer that keeps up. So the playout delay is
  *
- *   λ = min(ceiling, envelope(d) + one frame + MARGIN_MS + JITTER_SIGMAS · σ)
+ *   λ = min(ceiling, envelope(d) + MARGIN_MS + JITTER_SIGMAS · σ)
  *
  * where the envelope is the largest recent delay: a new delay raises it at once (late frames
  * stall, and a stall costs more latency than a margin saves), and it comes down slowly — each
@@ -24,16 +24,20 @@
  * its delay noise, a steady path pays little for it and a jumpy one plays at the ceiling.
  *
  * The envelope is trusted once WARMUP_FRAMES frames are measured; until then (and after
- * `rewarm`) the playout delay is the ceiling. The group in progress when joining is not
+ * `rewarm()`) the playout delay is the ceiling. The group in progress when joining is not
  * measured (the player passes the next group's start as `fromCaptureMs`): it comes as one
  * burst, so its delays are the join's, not the path's. A switch to a rendition with larger
- * frames calls `rewarm`: its keyframes take longer than any measured so far.
+ * frames calls `rewarm(fromBps, toBps)`: its keyframes take longer than any measured so far.
+ * Until they are measured, the envelope and σ count toBps / fromBps times what the old
+ * rendition's frames measured — an upper bound, since a delay is the path's (which does not
+ * grow with the frame) plus the frame's bytes over the rate (which grow with the bitrate) —
+ * instead of the ceiling, which made every switch up a latency excursion of 1–2 s.
  */
 
 export const LIVE_PLAYOUT = {
   /**
-   * Above envelope + one frame: the time from the append to the frame being decoded, and the
-   * 50 ms control loop's granularity, ms.
+   * Above the envelope: the time from the append to the frame being decoded, and the 50 ms
+   * control loop's granularity (its slow band lets the latency sit up to 10 ms low), ms.
    */
   MARGIN_MS: 20,
   /** A delay counts in full this long after it was measured, ms (the RTT changes every few seconds on video-rttflap). */
@@ -61,16 +65,18 @@ export class PlayoutDelay {
   private samples: DelaySample[] = [];
   /** Frames measured since the start or the last `rewarm`. */
   private measured = 0;
+  /** While not warm after a switch up: the bitrate the envelope was measured at (null: play at the ceiling). */
+  private scaleFromBps: number | null = null;
+  /** ...and the bitrate of the frames coming. */
+  private scaleToBps = 0;
   /** The largest delay of each recent group, ms. */
   private readonly groupMax = new Map<number, number>();
 
   /**
-   * @param frameMs one frame's duration
    * @param ceilingMs the target latency
    * @param fromCaptureMs frames captured before this are not measured
    */
   constructor(
-    private readonly frameMs: number,
     private readonly ceilingMs: number,
     private readonly fromCaptureMs = -Infinity,
   ) {}
@@ -91,8 +97,17 @@ export class PlayoutDelay {
     while (this.samples.length > 1 && this.weighted(this.samples[0] as DelaySample, readyMs) <= this.weighted(this.samples[1] as DelaySample, readyMs)) this.samples.shift();
   }
 
-  /** Distrust the envelope until WARMUP_FRAMES more frames are measured (the playout delay is the ceiling meanwhile). */
-  rewarm(): void {
+  /**
+   * Distrust the envelope until WARMUP_FRAMES more frames are measured. Meanwhile the playout
+   * delay is the ceiling, or — given the bitrates of a switch up — the envelope measured at
+   * `fromBps` scaled to `toBps`. Calls before the new frames are measured keep the first
+   * switch's `fromBps` (the frames the envelope was measured on).
+   */
+  rewarm(fromBps?: number, toBps?: number): void {
+    const scalable = fromBps !== undefined && toBps !== undefined && fromBps > 0 && toBps >= fromBps;
+    if (!scalable) this.scaleFromBps = null;
+    else if (this.warm) this.scaleFromBps = fromBps;
+    if (scalable) this.scaleToBps = toBps;
     this.measured = 0;
   }
 
@@ -121,11 +136,16 @@ export class PlayoutDelay {
     return Math.sqrt(xs.reduce((a, x) => a + (x - mean) ** 2, 0) / xs.length);
   }
 
-  /** The playout delay now, s: envelope + one frame + MARGIN_MS + JITTER_SIGMAS · σ, at most the ceiling (the ceiling until warm). */
+  /** The playout delay now, s: envelope + MARGIN_MS + JITTER_SIGMAS · σ, at most the ceiling (the ceiling until warm). */
   delayS(nowMs: number): number {
     const envelope = this.envelopeMs(nowMs);
-    if (!this.warm || envelope === null) return this.ceilingMs / 1000;
-    const ms = Math.max(0, envelope) + this.frameMs + LIVE_PLAYOUT.MARGIN_MS + LIVE_PLAYOUT.JITTER_SIGMAS * this.jitterMs();
+    if (envelope === null) return this.ceilingMs / 1000;
+    let scale = 1;
+    if (!this.warm) {
+      if (this.scaleFromBps === null) return this.ceilingMs / 1000;
+      scale = this.scaleToBps / this.scaleFromBps;
+    }
+    const ms = scale * (Math.max(0, envelope) + LIVE_PLAYOUT.JITTER_SIGMAS * this.jitterMs()) + LIVE_PLAYOUT.MARGIN_MS;
     return Math.min(this.ceilingMs, ms) / 1000;
   }
 }

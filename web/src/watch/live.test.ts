@@ -295,11 +295,11 @@ describe('LivePlayer', () => {
     expect(new Set(order).size).toBe(order.length);
     expect(h.stallMs()).toBe(0);
     // Frames are appended 20–70 ms after capture (20 ms away, delivered on the 50 ms ticks):
-    // the playout delay is that + one frame + the margin, and the latency settles there.
+    // the playout delay is that + the margin, and the latency settles there.
     const m = h.player.metrics(null, h.video.playbackRate);
     const playout = m.playoutDelayMs ?? NaN;
-    expect(playout).toBeGreaterThan(50 + FRAME_MS + LIVE_PLAYOUT.MARGIN_MS);
-    expect(playout).toBeLessThanOrEqual(70 + FRAME_MS + LIVE_PLAYOUT.MARGIN_MS + 1e-6);
+    expect(playout).toBeGreaterThan(50 + LIVE_PLAYOUT.MARGIN_MS);
+    expect(playout).toBeLessThanOrEqual(70 + LIVE_PLAYOUT.MARGIN_MS + 1e-6);
     const tail = h.latencies.slice(-100);
     expect(median(tail)).toBeGreaterThan(playout - 1000 * LIVE_CONTROL.SLOW_BAND_S - 20);
     expect(median(tail)).toBeLessThan(playout + 0.25 * playout + 1);

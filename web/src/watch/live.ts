@@ -236,7 +236,7 @@ export class LivePlayer implements ViewerPlayer {
     const sub = parseSubscribe((await this.session.request('SUBSCRIBE', r, LIVE_EDGE)).body);
     if (sub.rendition !== r) throw new Error(`SUBSCRIBE answered rendition ${sub.rendition}, asked for ${r}`);
     // The group in progress comes as a burst: its delays are the join's, not the path's.
-    this.playout = new PlayoutDelay((info.fps_den / info.fps_num) * 1000, this.targetS * 1000, this.captureMs(sub.start_group + 1, 0));
+    this.playout = new PlayoutDelay(this.targetS * 1000, this.captureMs(sub.start_group + 1, 0));
     this.hooks.status(`live from group ${sub.start_group} (${rendition.id}), target latency ${this.targetS * 1000} ms${this.abr ? ', live ABR' : ''}`);
     this.subscribed = true;
     void this.resubscribe();
@@ -291,7 +291,7 @@ export class LivePlayer implements ViewerPlayer {
     // The old timeline's group numbers mean nothing on the new one; frames already captured
     // arrive as the join's burst, so measuring starts with the frames captured from now.
     if (this.playout !== null) {
-      this.playout = new PlayoutDelay((info.fps_den / info.fps_num) * 1000, this.targetS * 1000, this.deps.now());
+      this.playout = new PlayoutDelay(this.targetS * 1000, this.deps.now());
     }
     this.hooks.liveInfo?.(info, liveCaptureClock(info));
   }
@@ -330,8 +330,8 @@ export class LivePlayer implements ViewerPlayer {
       bufferMs: Math.round(this.bufferAhead() * 1000),
     });
     this.wanted = d.rendition;
-    // Larger keyframes are coming: back to the ceiling until they are measured.
-    if (b.bitrate_bps > a.bitrate_bps) this.playout?.rewarm();
+    // Larger keyframes are coming: the playout delay allows for them until they are measured.
+    if (b.bitrate_bps > a.bitrate_bps) this.playout?.rewarm(a.bitrate_bps, b.bitrate_bps);
     void this.initFor(d.rendition).catch(() => undefined); // ready before the group arrives
     void this.resubscribe();
   }
@@ -444,7 +444,7 @@ export class LivePlayer implements ViewerPlayer {
           await buffer.append(await this.initFor(r), rendition.mime);
           this.appendedRendition = r;
           // The playout delay is measured on the new rendition's frames from here.
-          if (before && rendition.bitrate_bps > before.bitrate_bps) this.playout?.rewarm();
+          if (before && rendition.bitrate_bps > before.bitrate_bps) this.playout?.rewarm(before.bitrate_bps, rendition.bitrate_bps);
         }
         if (item.chunk.firstFrame === 0 && r !== null && this.info !== null) this.notePlayed(groupStartSeconds(this.info, item.group), r);
         await buffer.append(item.chunk.data);
