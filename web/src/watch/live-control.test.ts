@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BAND_FRACTION_OF_TARGET, LIVE_CONTROL as C, control, skipPosition, startPosition, type ControlInput } from './live-control';
+import { BAND_FRACTION_OF_TARGET, CATCHUP_BAND_FRACTION, LIVE_CONTROL as C, control, skipPosition, startPosition, type ControlInput } from './live-control';
 
 const base: ControlInput = { liveEdge: 100, currentTime: 99, ranges: [{ start: 95, end: 99.95 }], targetS: 1, mode: 'hold' };
 
@@ -39,7 +39,7 @@ describe('skipPosition', () => {
 describe('control', () => {
   it('holds rate 1 within the band', () => {
     expect(control(base)).toEqual({ seekTo: null, reason: null, rate: 1, mode: 'hold' });
-    expect(control({ ...base, currentTime: 99 - C.CATCHUP_BAND_S + 0.01 }).rate).toBe(1);
+    expect(control({ ...base, currentTime: 99 - Math.min(C.CATCHUP_BAND_S, CATCHUP_BAND_FRACTION * base.targetS) + 0.01 }).rate).toBe(1);
   });
 
   it('catches up proportionally above the band, up to MAX_RATE, until latency is back at target', () => {
@@ -108,14 +108,15 @@ describe('control', () => {
 
 describe('low targets', () => {
   it('scale the catch-up and slow bands with the target', () => {
-    // 100 ms target: band = 25 ms, so 60 ms late with 60 ms ahead is already catch-up
+    // 100 ms target: band = 10 ms, so 60 ms late with 60 ms ahead is already catch-up
     const late = control({ liveEdge: 100, currentTime: 99.84, ranges: [{ start: 99, end: 99.9 }], targetS: 0.1, mode: 'hold' });
     expect(late.mode).toBe('catchup');
     expect(late.rate).toBeGreaterThan(1);
     const early = control({ liveEdge: 100, currentTime: 99.95, ranges: [{ start: 99, end: 99.99 }], targetS: 0.1, mode: 'hold' });
     expect(early.mode).toBe('slow');
-    // a 1 s target keeps the 150 ms bands
-    expect(control({ ...base, currentTime: 98.9, ranges: [{ start: 95, end: 99.95 }] }).mode).toBe('hold');
+    // a 1 s target: a 100 ms catch-up band
+    expect(control({ ...base, currentTime: 98.95, ranges: [{ start: 95, end: 99.95 }] }).mode).toBe('hold');
+    expect(control({ ...base, currentTime: 98.85, ranges: [{ start: 95, end: 99.95 }] }).mode).toBe('catchup');
   });
 });
 
@@ -141,7 +142,7 @@ describe('the playout delay as the set point, the target as the ceiling', () => 
   });
 
   it('scales the catch-up band with the playout delay', () => {
-    const band = BAND_FRACTION_OF_TARGET * 0.15;
+    const band = CATCHUP_BAND_FRACTION * 0.15;
     expect(control(at(0.15 + band - 0.005)).mode).toBe('hold');
     expect(control(at(0.15 + band + 0.005)).mode).toBe('catchup');
   });

@@ -64,6 +64,13 @@ export const LIVE_CONTROL = {
  */
 export const BAND_FRACTION_OF_TARGET = 0.25;
 
+/**
+ * The catch-up band is at most this fraction of the playout delay: within a 25 % band the
+ * latency rested at its top (+20–30 ms glass-to-glass at an 80–110 ms playout delay), and
+ * catching up such a gap at 1.02× is invisible; the playout delay already covers the delays.
+ */
+export const CATCHUP_BAND_FRACTION = 0.1;
+
 function scaled(limit: number, targetS: number): number {
   return Math.min(limit, BAND_FRACTION_OF_TARGET * targetS);
 }
@@ -152,9 +159,9 @@ export function control(input: ControlInput): Decision {
   }
 
   const ahead = bufferAhead(ranges, currentTime);
-  const catchupBand = scaled(C.CATCHUP_BAND_S, playoutS);
+  const catchupBand = Math.min(C.CATCHUP_BAND_S, CATCHUP_BAND_FRACTION * playoutS);
   const slowBand = scaled(C.SLOW_BAND_S, playoutS);
-  const catchupAhead = Math.min(C.CATCHUP_MIN_AHEAD_S, 2 * catchupBand);
+  const catchupAhead = Math.min(C.CATCHUP_MIN_AHEAD_S, 2 * scaled(C.CATCHUP_BAND_S, playoutS));
   if (ahead < Math.min(C.GAP_AHEAD_S, targetS / 2)) {
     const later = ranges.find((r) => r.start > currentTime + EPS);
     // Not before the later range's start is min(playout delay, target / 2) behind the live

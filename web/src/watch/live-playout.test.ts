@@ -99,16 +99,17 @@ describe('PlayoutDelay', () => {
     expect(f.p.delayS(t) * 1000).toBeCloseTo(145 + P.MARGIN_MS + P.JITTER_SIGMAS * f.p.jitterMs(), 9);
   });
 
-  it('rewarm on a switch up: the envelope and σ scaled by the bitrate ratio until the new frames are measured', () => {
+  it('rewarm on a switch up: the envelope above the base delay scaled by the bitrate ratio until the new frames are measured', () => {
     const f = new Frames(new PlayoutDelay(1000));
-    let t = f.feed(30, keyframes); // envelope 85 ms, σ 0
+    let t = f.feed(30, keyframes); // envelope 85 ms, base 30 ms (a P-frame), σ 0
+    expect(f.p.baseMs()).toBeCloseTo(30, 9);
     f.p.rewarm(1_500_000, 2_500_000); // the ABR's decision
-    expect(f.p.delayS(t) * 1000).toBeCloseTo((85 * 5) / 3 + P.MARGIN_MS, 9);
+    expect(f.p.delayS(t) * 1000).toBeCloseTo(30 + (55 * 5) / 3 + P.MARGIN_MS, 9);
     t = f.feed(10, keyframes); // the old rendition's last frames
     f.p.rewarm(1_500_000, 2_500_000); // its init segment appended: the same allowance
-    expect(f.p.delayS(t) * 1000).toBeCloseTo((85 * 5) / 3 + P.MARGIN_MS, 9);
+    expect(f.p.delayS(t) * 1000).toBeCloseTo(30 + (55 * 5) / 3 + P.MARGIN_MS, 9);
     f.p.rewarm(2_500_000, 3_000_000); // a second switch before the first is measured: from the measured 1500k
-    expect(f.p.delayS(t) * 1000).toBeCloseTo(85 * 2 + P.MARGIN_MS, 9);
+    expect(f.p.delayS(t) * 1000).toBeCloseTo(30 + 55 * 2 + P.MARGIN_MS, 9);
     t = f.feed(P.WARMUP_FRAMES, (i) => 25 + (i % 15 === 0 ? 110 : 10)); // measured: back to the envelope
     expect(f.p.warm).toBe(true);
     expect(f.p.delayS(t) * 1000).toBeCloseTo(135 + P.MARGIN_MS + P.JITTER_SIGMAS * f.p.jitterMs(), 9);

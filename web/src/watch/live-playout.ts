@@ -28,10 +28,11 @@
  * measured (the player passes the next group's start as `fromCaptureMs`): it comes as one
  * burst, so its delays are the join's, not the path's. A switch to a rendition with larger
  * frames calls `rewarm(fromBps, toBps)`: its keyframes take longer than any measured so far.
- * Until they are measured, the envelope and σ count toBps / fromBps times what the old
- * rendition's frames measured — an upper bound, since a delay is the path's (which does not
- * grow with the frame) plus the frame's bytes over the rate (which grow with the bitrate) —
- * instead of the ceiling, which made every switch up a latency excursion of 1–2 s.
+ * Until they are measured, what the envelope and σ hold above the base delay (the smallest
+ * recent delay: the path's part, which does not grow with the frame) counts toBps / fromBps
+ * times — an upper bound, as a frame's bytes, and so its time at the sender's pace, grow with
+ * the bitrate — instead of the ceiling, which made every switch up a latency excursion of
+ * 1–2 s.
  */
 
 export const LIVE_PLAYOUT = {
@@ -71,6 +72,8 @@ export class PlayoutDelay {
   private scaleToBps = 0;
   /** The largest delay of each recent group, ms. */
   private readonly groupMax = new Map<number, number>();
+  /** The smallest delay of each recent group, ms. */
+  private readonly groupMin = new Map<number, number>();
 
   /**
    * @param ceilingMs the target latency
@@ -89,7 +92,12 @@ export class PlayoutDelay {
     const delayMs = Math.min(readyMs - captureMs, this.ceilingMs);
     this.measured += 1;
     this.groupMax.set(group, Math.max(this.groupMax.get(group) ?? -Infinity, delayMs));
-    for (const g of this.groupMax.keys()) if (g <= group - LIVE_PLAYOUT.JITTER_GROUPS) this.groupMax.delete(g);
+    this.groupMin.set(group, Math.min(this.groupMin.get(group) ?? Infinity, delayMs));
+    for (const g of this.groupMax.keys()) {
+      if (g > group - LIVE_PLAYOUT.JITTER_GROUPS) continue;
+      this.groupMax.delete(g);
+      this.groupMin.delete(g);
+    }
     while (this.samples.length > 0 && (this.samples[this.samples.length - 1] as DelaySample).delayMs <= delayMs) this.samples.pop();
     this.samples.push({ atMs: readyMs, delayMs });
     // The oldest sample has the largest delay; once it weighs less than the next one it
@@ -128,6 +136,11 @@ export class PlayoutDelay {
     return best;
   }
 
+  /** The smallest delay of the recent groups, ms (Infinity before any frame is measured). */
+  baseMs(): number {
+    return Math.min(...this.groupMin.values());
+  }
+
   /** Standard deviation of the recent groups' largest delays, ms (0 with fewer than 3 groups). */
   jitterMs(): number {
     const xs = [...this.groupMax.values()];
@@ -145,7 +158,8 @@ export class PlayoutDelay {
       if (this.scaleFromBps === null) return this.ceilingMs / 1000;
       scale = this.scaleToBps / this.scaleFromBps;
     }
-    const ms = scale * (Math.max(0, envelope) + LIVE_PLAYOUT.JITTER_SIGMAS * this.jitterMs()) + LIVE_PLAYOUT.MARGIN_MS;
+    const base = Math.max(0, Math.min(envelope, this.baseMs()));
+    const ms = base + scale * (Math.max(0, envelope) - base + LIVE_PLAYOUT.JITTER_SIGMAS * this.jitterMs()) + LIVE_PLAYOUT.MARGIN_MS;
     return Math.min(this.ceilingMs, ms) / 1000;
   }
 }

@@ -506,7 +506,7 @@ export class LivePlayer implements ViewerPlayer {
     if (scheduler === null || buffer === null || edge === null) return;
 
     // Live ABR's start-up picks a rendition from the first groups: until then the frames
-    // measured are the lowest rendition's, smaller than what comes next.
+    // measured are the lowest rendition's, and the path has not settled since the join.
     if (this.abr?.startingUp) this.playout?.rewarm();
     const playoutS = this.playoutDelayS();
     scheduler.targetPositionS = edge - playoutS;
