@@ -127,7 +127,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--resume",
         action="store_true",
         help="continue this experiment (same flags), or with no --cc/--scenario the "
-        "last unfinished one in --db",
+        "last unfinished one in --db; with a larger --runs, the runs of the same design's "
+        "stored blocks are adopted, not re-run (extend an experiment with more blocks)",
     )
     p.add_argument(
         "--media",

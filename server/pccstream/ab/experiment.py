@@ -15,7 +15,7 @@ import os
 import socket
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pccstream.ab.design import Design, Slot, schedule
@@ -42,7 +42,12 @@ class Outcome:
 
 
 def prepare(store: Store, design: Design, *, resume: bool, command: str | None = None) -> int:
-    """Register the experiment (or find it again with `resume`); returns the runs stored."""
+    """Register the experiment (or find it again with `resume`); returns the runs stored.
+
+    With `resume`, the runs of any stored experiment whose design differs only in `runs` are
+    adopted for the blocks both have: block b has the same network seed and arm order in
+    both schedules, so they are exactly the runs this design would make (an experiment is
+    extended with more blocks without re-running the first ones)."""
     existing = store.experiment(design.experiment_id)
     done = len(store.completed(design.experiment_id)) if existing is not None else 0
     total = len(schedule(design))
@@ -53,6 +58,13 @@ def prepare(store: Store, design: Design, *, resume: bool, command: str | None =
             f"{store.path} already holds this experiment ({design.experiment_id}, "
             f"{done}/{total} runs done): pass --resume to continue it, or change --seed or --db"
         )
+    if resume:
+        for other in store.experiments():
+            if other["id"] == design.experiment_id:
+                continue
+            other_design = store.design(other["id"])
+            if replace(other_design, runs=design.runs) == design:
+                done += store.adopt_runs(other["id"], design.experiment_id, design.runs)
     return done
 
 

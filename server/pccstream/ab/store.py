@@ -288,6 +288,25 @@ class Store:
             ) from None
         return int(cursor.lastrowid or 0)
 
+    def adopt_runs(self, from_id: str, to_id: str, blocks: int) -> int:
+        """Copy the runs of blocks < `blocks` of experiment `from_id` into `to_id`, except the
+        (block, arm) pairs `to_id` already holds, in one transaction; returns how many. The
+        source's rows stay (nothing stored is lost)."""
+        columns = [
+            row["name"]
+            for row in self.conn.execute("PRAGMA table_info(runs)")
+            if row["name"] not in ("id", "experiment_id")
+        ]
+        names = ", ".join(columns)
+        with self.conn:
+            cursor = self.conn.execute(
+                # UNIQUE (experiment_id, block, arm) skips the pairs `to_id` already holds.
+                f"INSERT OR IGNORE INTO runs (experiment_id, {names}) SELECT ?, {names}"
+                " FROM runs WHERE experiment_id = ? AND block < ? ORDER BY slot",
+                (to_id, from_id, blocks),
+            )
+        return cursor.rowcount
+
     def runs(self, experiment_id: str | None = None) -> list[sqlite3.Row]:
         if experiment_id is None:
             return self.conn.execute("SELECT * FROM runs ORDER BY experiment_id, slot").fetchall()

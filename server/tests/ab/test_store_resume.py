@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -82,6 +83,53 @@ def test_resume_after_a_crash_loses_nothing_and_duplicates_nothing(tmp_path: Pat
         assert not done_first & set(resumed.ran)  # nothing redone
         # Resuming a complete experiment runs nothing.
         assert run(store, FakeRunner(), resume=True).ran == 0
+
+
+def test_resume_with_more_runs_adopts_the_stored_blocks_and_runs_only_the_new_ones(
+    tmp_path: Path,
+):
+    longer = replace(DESIGN, runs=6)
+    other_seed = replace(DESIGN, runs=6, seed=10)
+    with Store(tmp_path / "r.sqlite") as store:
+        run(store, FakeRunner())
+        before = rows(store)
+        extending = FakeRunner()
+        outcome = asyncio.run(
+            run_experiment(store, longer, extending, progress=quiet(longer), resume=True)
+        )
+        assert (outcome.total, outcome.skipped, outcome.ran) == (18, 12, 6)
+        assert sorted(extending.ran) == sorted((s.block, s.arm) for s in schedule(longer)[12:])
+        # the adopted rows are the stored runs, slot for slot; the original experiment keeps its own
+        short_runs = store.runs(DESIGN.experiment_id)
+        long_runs = store.runs(longer.experiment_id)
+        assert [(r["id"], r["block"], r["arm"], r["finished_at"]) for r in short_runs] == before
+        assert [(r["slot"], r["block"], r["arm"], r["network_seed"], r["finished_at"])
+                for r in long_runs[:12]] == [
+            (r["slot"], r["block"], r["arm"], r["network_seed"], r["finished_at"])
+            for r in short_runs
+        ]
+        assert [(s.block, s.arm, s.network_seed) for s in schedule(longer)] == [
+            (r["block"], r["arm"], r["network_seed"]) for r in long_runs
+        ]
+        # resuming again adopts nothing twice; another seed's design adopts nothing
+        assert asyncio.run(
+            run_experiment(store, longer, FakeRunner(), progress=quiet(longer), resume=True)
+        ).ran == 0
+        assert len(store.runs(longer.experiment_id)) == 18
+        fresh = FakeRunner()
+        asyncio.run(
+            run_experiment(store, other_seed, fresh, progress=quiet(other_seed), resume=True)
+        )
+        assert len(fresh.ran) == 18
+
+
+def test_without_resume_a_longer_design_adopts_nothing(tmp_path: Path):
+    longer = replace(DESIGN, runs=6)
+    with Store(tmp_path / "r.sqlite") as store:
+        run(store, FakeRunner())
+        runner = FakeRunner()
+        asyncio.run(run_experiment(store, longer, runner, progress=quiet(longer)))
+        assert len(runner.ran) == 18
 
 
 def test_a_duplicate_commit_is_refused(tmp_path: Path):
