@@ -107,9 +107,9 @@ export class PlayoutDelay {
 
   /**
    * Distrust the envelope until WARMUP_FRAMES more frames are measured. Meanwhile the playout
-   * delay is the ceiling, or — given the bitrates of a switch up — the envelope measured at
-   * `fromBps` scaled to `toBps`. Calls before the new frames are measured keep the first
-   * switch's `fromBps` (the frames the envelope was measured on).
+   * delay is the ceiling, or — given the bitrates of a switch up — what the envelope and σ
+   * hold above the base delay, scaled by toBps / fromBps. Calls before the new frames are
+   * measured keep the first switch's `fromBps` (the frames the envelope was measured on).
    */
   rewarm(fromBps?: number, toBps?: number): void {
     const scalable = fromBps !== undefined && toBps !== undefined && fromBps > 0 && toBps >= fromBps;
@@ -149,7 +149,7 @@ export class PlayoutDelay {
     return Math.sqrt(xs.reduce((a, x) => a + (x - mean) ** 2, 0) / xs.length);
   }
 
-  /** The playout delay now, s: envelope + MARGIN_MS + JITTER_SIGMAS · σ, at most the ceiling (the ceiling until warm). */
+  /** The playout delay now, s: envelope + MARGIN_MS + JITTER_SIGMAS · σ, at most the ceiling; until warm, the ceiling or (after a switch up) the scaled allowance. */
   delayS(nowMs: number): number {
     const envelope = this.envelopeMs(nowMs);
     if (envelope === null) return this.ceilingMs / 1000;
