@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import socket
 import time
@@ -62,7 +63,7 @@ def prepare(store: Store, design: Design, *, resume: bool, command: str | None =
         for other in store.experiments():
             if other["id"] == design.experiment_id:
                 continue
-            other_design = store.design(other["id"])
+            other_design = Design.from_dict(json.loads(other["design_json"]))
             if replace(other_design, runs=design.runs) == design:
                 done += store.adopt_runs(other["id"], design.experiment_id, design.runs)
     return done

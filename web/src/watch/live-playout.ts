@@ -70,10 +70,8 @@ export class PlayoutDelay {
   private scaleFromBps: number | null = null;
   /** ...and the bitrate of the frames coming. */
   private scaleToBps = 0;
-  /** The largest delay of each recent group, ms. */
-  private readonly groupMax = new Map<number, number>();
-  /** The smallest delay of each recent group, ms. */
-  private readonly groupMin = new Map<number, number>();
+  /** The largest and smallest delay of each recent group, ms. */
+  private readonly groups = new Map<number, { maxMs: number; minMs: number }>();
 
   /**
    * @param ceilingMs the target latency
@@ -91,13 +89,9 @@ export class PlayoutDelay {
     // playout delay at the ceiling long after.
     const delayMs = Math.min(readyMs - captureMs, this.ceilingMs);
     this.measured += 1;
-    this.groupMax.set(group, Math.max(this.groupMax.get(group) ?? -Infinity, delayMs));
-    this.groupMin.set(group, Math.min(this.groupMin.get(group) ?? Infinity, delayMs));
-    for (const g of this.groupMax.keys()) {
-      if (g > group - LIVE_PLAYOUT.JITTER_GROUPS) continue;
-      this.groupMax.delete(g);
-      this.groupMin.delete(g);
-    }
+    const seen = this.groups.get(group);
+    this.groups.set(group, { maxMs: Math.max(seen?.maxMs ?? -Infinity, delayMs), minMs: Math.min(seen?.minMs ?? Infinity, delayMs) });
+    for (const g of this.groups.keys()) if (g <= group - LIVE_PLAYOUT.JITTER_GROUPS) this.groups.delete(g);
     while (this.samples.length > 0 && (this.samples[this.samples.length - 1] as DelaySample).delayMs <= delayMs) this.samples.pop();
     this.samples.push({ atMs: readyMs, delayMs });
     // The oldest sample has the largest delay; once it weighs less than the next one it
@@ -138,12 +132,12 @@ export class PlayoutDelay {
 
   /** The smallest delay of the recent groups, ms (Infinity before any frame is measured). */
   baseMs(): number {
-    return Math.min(...this.groupMin.values());
+    return Math.min(...[...this.groups.values()].map((g) => g.minMs));
   }
 
   /** Standard deviation of the recent groups' largest delays, ms (0 with fewer than 3 groups). */
   jitterMs(): number {
-    const xs = [...this.groupMax.values()];
+    const xs = [...this.groups.values()].map((g) => g.maxMs);
     if (xs.length < 3) return 0;
     const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
     return Math.sqrt(xs.reduce((a, x) => a + (x - mean) ** 2, 0) / xs.length);
