@@ -13,26 +13,37 @@
  *
  *   λ = min(ceiling, envelope(d) + MARGIN_MS + JITTER_SIGMAS · σ)
  *
- * where the envelope is the largest recent delay: a new delay raises it at once (late frames
- * stall, and a stall costs more latency than a margin saves), and it comes down slowly — each
- * delay counts in full for HOLD_MS, then halves every HALF_LIFE_MS. The largest delay, not a
- * percentile: every group starts with a keyframe several times a frame's size, sent as one
- * burst, so a percentile below the keyframes' share (1 frame in 15) is one stall per group.
+ * where the envelope is the largest recent delay of a group: a new delay raises it at once (late
+ * frames stall, and a stall costs more latency than a margin saves), and it comes down slowly —
+ * each group's largest delay counts in full for HOLD_MS, then halves every HALF_LIFE_MS. The
+ * largest delay, not a percentile: every group starts with a keyframe several times a frame's
+ * size, sent as one burst, so a percentile below the keyframes' share (1 frame in 15) is one
+ * stall per group. One exception: once the group after it is in, the single largest group
+ * counts as the second largest. A lone late group (a lost packet whose retransmission held one
+ * group's stream for an RTT: about once in 45 s at the thesis's 0.01 % loss and 2.5 Mbit/s)
+ * stalled the playhead before anything could be done, and holding it for HOLD_MS kept the
+ * latency ~100 ms higher for 10–15 s for a repeat that seldom comes (session 13's
+ * video-rttflap trace); a rise that persists (an RTT step, a queue) or recurs (late groups every
+ * few seconds) has a second group as late and is held in full.
  * σ is the standard deviation of the groups' largest delays over the last JITTER_GROUPS
  * groups: the envelope only covers what was seen, and on a path whose delay jumps (an RTT
- * change, a busy page) the next jump may be larger; as WebRTC's jitter buffer adds 2.33 σ of
- * its delay noise, a steady path pays little for it and a jumpy one plays at the ceiling.
+ * change, a busy page, a lost packet) the next jump may be larger; as WebRTC's jitter buffer
+ * adds 2.33 σ of its delay noise, a steady path pays little for it and a jumpy one plays at
+ * the ceiling.
  *
  * The envelope is trusted once WARMUP_FRAMES frames are measured; until then (and after
  * `rewarm()`) the playout delay is the ceiling. The group in progress when joining is not
  * measured (the player passes the next group's start as `fromCaptureMs`): it comes as one
  * burst, so its delays are the join's, not the path's. A switch to a rendition with larger
- * frames calls `rewarm(fromBps, toBps)`: its keyframes take longer than any measured so far.
- * Until they are measured, what the envelope and σ hold above the base delay (the smallest
- * recent delay: the path's part, which does not grow with the frame) counts toBps / fromBps
- * times — an upper bound, as a frame's bytes, and so its time at the sender's pace, grow with
- * the bitrate — instead of the ceiling, which made every switch up a latency excursion of
- * 1–2 s.
+ * frames calls `rewarm(fromBps, toBps)` when it is decided: its keyframes take longer than any
+ * measured so far. Until WARMUP_FRAMES frames of toBps are measured, what the envelope and σ
+ * held above the base delay (the smallest recent delay: the path's part, which does not grow
+ * with the frame) counts toBps / fromBps times — an upper bound at the sender's pace, as a
+ * frame's bytes grow with the bitrate — instead of the ceiling, which made every switch up a
+ * latency excursion of 1–2 s. Live ABR's start-up picks a rendition after its first groups,
+ * possibly the ladder's top: while it runs, `anticipate(fromBps, topBps)` scales the same way
+ * from the first measured frame (the first measured group's keyframe, its largest), instead of
+ * playing its 2–2.5 s at the ceiling.
  */
 
 export const LIVE_PLAYOUT = {
@@ -45,6 +56,8 @@ export const LIVE_PLAYOUT = {
   HOLD_MS: 10_000,
   /** ...then its weight halves every this many ms. */
   HALF_LIFE_MS: 5_000,
+  /** Groups are kept this long after their largest delay: by then it weighs under 1/16 of itself. */
+  KEEP_MS: 10_000 + 4 * 5_000,
   /** Frames measured before the envelope is trusted: one group (0.5 s), its keyframe included. */
   WARMUP_FRAMES: 15,
   /** Standard deviations of the groups' largest delays added to the playout delay. */
@@ -53,25 +66,40 @@ export const LIVE_PLAYOUT = {
   JITTER_GROUPS: 20,
 } as const;
 
-interface DelaySample {
+interface GroupDelays {
+  /** Largest and smallest delay of the group's frames, ms. */
+  maxMs: number;
+  minMs: number;
+  /** When the largest delay was measured (wall clock, ms). */
   atMs: number;
-  delayMs: number;
+  /** Bitrate of the group's rendition (0: not given). */
+  bps: number;
+}
+
+/** What a switch up scales: the playout delay's parts when it was decided, ms. */
+interface SwitchBasis {
+  fromBps: number;
+  /** The base delay (the path's part, which does not grow with the frame). */
+  baseMs: number;
+  /** What the envelope and σ held above it. */
+  aboveMs: number;
 }
 
 export class PlayoutDelay {
-  /**
-   * Samples that may still be the envelope: strictly decreasing delays, oldest first (a
-   * sample no larger than a later one never counts again: the later one decays later).
-   */
-  private samples: DelaySample[] = [];
+  /** Recent groups (KEEP_MS), by group number. */
+  private readonly groups = new Map<number, GroupDelays>();
+  private newest = -Infinity;
+  private lastReadyMs = -Infinity;
   /** Frames measured since the start or the last `rewarm`. */
   private measured = 0;
-  /** While not warm after a switch up: the bitrate the envelope was measured at (null: play at the ceiling). */
-  private scaleFromBps: number | null = null;
+  /** While not warm after a switch up: what it scales (null: play at the ceiling). */
+  private basis: SwitchBasis | null = null;
   /** ...and the bitrate of the frames coming. */
   private scaleToBps = 0;
-  /** The largest and smallest delay of each recent group, ms. */
-  private readonly groups = new Map<number, { maxMs: number; minMs: number }>();
+  /** A switch up decided whose frames have not come yet: lower bitrates' frames do not count towards warming up (null: none). */
+  private pendingBps: number | null = null;
+  /** While live ABR's start-up runs: the scale for a switch it may make (1: none). */
+  private anticipated = 1;
 
   /**
    * @param ceilingMs the target latency
@@ -82,35 +110,68 @@ export class PlayoutDelay {
     private readonly fromCaptureMs = -Infinity,
   ) {}
 
-  /** A frame of `group` captured at `captureMs` became playable at `readyMs` (both wall clock, ms). */
-  onFrame(group: number, captureMs: number, readyMs: number): void {
+  /**
+   * A frame of `group` captured at `captureMs` became playable at `readyMs` (both wall clock,
+   * ms), at its rendition's `bitrateBps` (0: not given).
+   */
+  onFrame(group: number, captureMs: number, readyMs: number, bitrateBps = 0): void {
     if (captureMs < this.fromCaptureMs) return;
     // A delay beyond the ceiling cannot be played at anyway; held in full it would keep the
     // playout delay at the ceiling long after.
     const delayMs = Math.min(readyMs - captureMs, this.ceilingMs);
-    this.measured += 1;
+    // After a switch up is decided, the old rendition's last frames do not stand for the new one's.
+    const old = this.pendingBps !== null && bitrateBps > 0 && bitrateBps < this.pendingBps;
+    if (!old) {
+      this.pendingBps = null;
+      this.measured += 1;
+    }
     const seen = this.groups.get(group);
-    this.groups.set(group, { maxMs: Math.max(seen?.maxMs ?? -Infinity, delayMs), minMs: Math.min(seen?.minMs ?? Infinity, delayMs) });
-    for (const g of this.groups.keys()) if (g <= group - LIVE_PLAYOUT.JITTER_GROUPS) this.groups.delete(g);
-    while (this.samples.length > 0 && (this.samples[this.samples.length - 1] as DelaySample).delayMs <= delayMs) this.samples.pop();
-    this.samples.push({ atMs: readyMs, delayMs });
-    // The oldest sample has the largest delay; once it weighs less than the next one it
-    // never weighs more again (both halve alike from then on).
-    while (this.samples.length > 1 && this.weighted(this.samples[0] as DelaySample, readyMs) <= this.weighted(this.samples[1] as DelaySample, readyMs)) this.samples.shift();
+    if (seen === undefined) this.groups.set(group, { maxMs: delayMs, minMs: delayMs, atMs: readyMs, bps: bitrateBps });
+    else {
+      if (delayMs > seen.maxMs) Object.assign(seen, { maxMs: delayMs, atMs: readyMs });
+      seen.minMs = Math.min(seen.minMs, delayMs);
+    }
+    this.newest = Math.max(this.newest, group);
+    this.lastReadyMs = Math.max(this.lastReadyMs, readyMs);
+    for (const [g, d] of this.groups) if (g < this.newest && d.atMs < readyMs - LIVE_PLAYOUT.KEEP_MS) this.groups.delete(g);
   }
 
   /**
-   * Distrust the envelope until WARMUP_FRAMES more frames are measured. Meanwhile the playout
-   * delay is the ceiling, or — given the bitrates of a switch up — what the envelope and σ
-   * hold above the base delay, scaled by toBps / fromBps. Calls before the new frames are
-   * measured keep the first switch's `fromBps` (the frames the envelope was measured on).
+   * Distrust the envelope until WARMUP_FRAMES more frames are measured — of `toBps` or above,
+   * if given. Meanwhile the playout delay is the ceiling, or — given the bitrates of a switch
+   * up — what the envelope and σ held above the base delay when it was called, scaled by
+   * toBps / fromBps (or what the new frames measure, if more). Calls before the new frames are
+   * measured keep the first switch's basis (the frames the envelope was measured on).
    */
   rewarm(fromBps?: number, toBps?: number): void {
     const scalable = fromBps !== undefined && toBps !== undefined && fromBps > 0 && toBps >= fromBps;
-    if (!scalable) this.scaleFromBps = null;
-    else if (this.warm) this.scaleFromBps = fromBps;
+    if (!scalable) this.basis = null;
+    else if (this.warm || this.measuringStartUp) this.basis = { fromBps, ...this.parts(this.lastReadyMs) };
     if (scalable) this.scaleToBps = toBps;
+    this.pendingBps = scalable ? toBps : null;
     this.measured = 0;
+  }
+
+  /** A switch up decided earlier will not come (the player switched down instead): every frame counts towards warming up again. */
+  cancelSwitch(): void {
+    this.pendingBps = null;
+  }
+
+  /**
+   * Live ABR's start-up is measuring frames of `fromBps` and may switch up to `toBps`: what
+   * the envelope and σ hold above the base delay counts toBps / fromBps times, from the first
+   * measured frame on. Without arguments: the start-up is over.
+   */
+  anticipate(fromBps?: number, toBps?: number): void {
+    this.anticipated = fromBps !== undefined && toBps !== undefined && fromBps > 0 && toBps > fromBps ? toBps / fromBps : 1;
+  }
+
+  /**
+   * Live ABR's start-up has measured frames since the join or its switch: the first is a
+   * group's keyframe, its largest, and the start-up's scaling is the safety margin.
+   */
+  private get measuringStartUp(): boolean {
+    return this.anticipated > 1 && this.measured > 0;
   }
 
   /** Whether the envelope is trusted (WARMUP_FRAMES frames measured since the start or the last `rewarm`). */
@@ -118,42 +179,68 @@ export class PlayoutDelay {
     return this.measured >= LIVE_PLAYOUT.WARMUP_FRAMES;
   }
 
-  private weighted(s: DelaySample, nowMs: number): number {
-    const late = Math.max(0, nowMs - s.atMs - LIVE_PLAYOUT.HOLD_MS);
-    return s.delayMs * Math.pow(0.5, late / LIVE_PLAYOUT.HALF_LIFE_MS);
+  private weighted(delayMs: number, atMs: number, nowMs: number): number {
+    const late = Math.max(0, nowMs - atMs - LIVE_PLAYOUT.HOLD_MS);
+    return delayMs * Math.pow(0.5, late / LIVE_PLAYOUT.HALF_LIFE_MS);
   }
 
-  /** The envelope of the measured delays now, ms (null before any frame is measured). */
+  /**
+   * The envelope of the measured delays now, ms (null before any frame is measured): the
+   * second largest weighted group delay, or the largest if it is the newest group's or the
+   * group after it is missing (lost: the path may be worse).
+   */
   envelopeMs(nowMs: number): number | null {
-    let best: number | null = null;
-    for (const s of this.samples) best = Math.max(best ?? -Infinity, this.weighted(s, nowMs));
-    return best;
+    let largest = -Infinity;
+    let second = -Infinity;
+    let unconfirmed = -Infinity;
+    for (const [g, d] of this.groups) {
+      const v = this.weighted(d.maxMs, d.atMs, nowMs);
+      if (g === this.newest || !this.groups.has(g + 1)) unconfirmed = Math.max(unconfirmed, v);
+      if (v > largest) [largest, second] = [v, largest];
+      else second = Math.max(second, v);
+    }
+    return this.groups.size === 0 ? null : Math.max(unconfirmed, second);
+  }
+
+  /** The last JITTER_GROUPS groups. */
+  private recent(): GroupDelays[] {
+    return [...this.groups].filter(([g]) => g > this.newest - LIVE_PLAYOUT.JITTER_GROUPS).map(([, d]) => d);
   }
 
   /** The smallest delay of the recent groups, ms (Infinity before any frame is measured). */
   baseMs(): number {
-    return Math.min(...[...this.groups.values()].map((g) => g.minMs));
+    return Math.min(...this.recent().map((g) => g.minMs));
   }
 
   /** Standard deviation of the recent groups' largest delays, ms (0 with fewer than 3 groups). */
   jitterMs(): number {
-    const xs = [...this.groups.values()].map((g) => g.maxMs);
+    const xs = this.recent().map((g) => g.maxMs);
     if (xs.length < 3) return 0;
     const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
     return Math.sqrt(xs.reduce((a, x) => a + (x - mean) ** 2, 0) / xs.length);
   }
 
-  /** The playout delay now, s: envelope + MARGIN_MS + JITTER_SIGMAS · σ, at most the ceiling; until warm, the ceiling or (after a switch up) the scaled allowance. */
+  /** The base delay and what the envelope and σ hold above it now, ms. */
+  private parts(nowMs: number): { baseMs: number; aboveMs: number } {
+    const envelope = Math.max(0, this.envelopeMs(nowMs) ?? 0);
+    const baseMs = Math.max(0, Math.min(envelope, this.baseMs()));
+    return { baseMs, aboveMs: envelope - baseMs + LIVE_PLAYOUT.JITTER_SIGMAS * this.jitterMs() };
+  }
+
+  /**
+   * The playout delay now, s: envelope + MARGIN_MS + JITTER_SIGMAS · σ, at most the ceiling;
+   * while live ABR's start-up runs, with what is above the base delay scaled for its switch;
+   * until warm, the ceiling or (after a switch up) the scaled basis.
+   */
   delayS(nowMs: number): number {
-    const envelope = this.envelopeMs(nowMs);
-    if (envelope === null) return this.ceilingMs / 1000;
-    let scale = 1;
-    if (!this.warm) {
-      if (this.scaleFromBps === null) return this.ceilingMs / 1000;
-      scale = this.scaleToBps / this.scaleFromBps;
-    }
-    const base = Math.max(0, Math.min(envelope, this.baseMs()));
-    const ms = base + scale * (Math.max(0, envelope) - base + LIVE_PLAYOUT.JITTER_SIGMAS * this.jitterMs()) + LIVE_PLAYOUT.MARGIN_MS;
-    return Math.min(this.ceilingMs, ms) / 1000;
+    if (this.groups.size === 0) return this.ceilingMs / 1000;
+    const now = this.parts(nowMs);
+    let ms: number;
+    if (this.warm || this.measuringStartUp) ms = now.baseMs + this.anticipated * now.aboveMs;
+    else if (this.basis !== null) {
+      const scaled = this.basis.baseMs + (this.scaleToBps / this.basis.fromBps) * this.basis.aboveMs;
+      ms = Math.max(scaled, now.baseMs + now.aboveMs);
+    } else return this.ceilingMs / 1000;
+    return Math.min(this.ceilingMs, ms + LIVE_PLAYOUT.MARGIN_MS) / 1000;
   }
 }

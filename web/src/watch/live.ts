@@ -332,6 +332,7 @@ export class LivePlayer implements ViewerPlayer {
     this.wanted = d.rendition;
     // Larger keyframes are coming: the playout delay allows for them until they are measured.
     if (b.bitrate_bps > a.bitrate_bps) this.playout?.rewarm(a.bitrate_bps, b.bitrate_bps);
+    else this.playout?.cancelSwitch();
     void this.initFor(d.rendition).catch(() => undefined); // ready before the group arrives
     void this.resubscribe();
   }
@@ -448,7 +449,7 @@ export class LivePlayer implements ViewerPlayer {
         }
         if (item.chunk.firstFrame === 0 && r !== null && this.info !== null) this.notePlayed(groupStartSeconds(this.info, item.group), r);
         await buffer.append(item.chunk.data);
-        if (this.info !== null) this.playout?.onFrame(item.group, this.captureMs(item.group, item.chunk.firstFrame), this.deps.now());
+        if (this.info !== null) this.playout?.onFrame(item.group, this.captureMs(item.group, item.chunk.firstFrame), this.deps.now(), rendition?.bitrate_bps);
       }
     } catch (error) {
       this.fatal ??= error;
@@ -471,6 +472,18 @@ export class LivePlayer implements ViewerPlayer {
     const info = this.info as LiveInfo;
     const frameMs = (1000 * info.fps_den) / info.fps_num;
     return info.epoch_us / 1000 + (group * info.frames_per_group + frame) * frameMs;
+  }
+
+  private anticipateStartUp(): void {
+    const abr = this.abr;
+    const renditions = this.info?.renditions;
+    const measuring = this.appendedRendition ?? this.rendition;
+    if (abr === null || !renditions || measuring === null || !abr.startingUp) {
+      this.playout?.anticipate();
+      return;
+    }
+    const topBps = Math.max(...abr.ladder.map((i) => renditions[i]?.bitrate_bps ?? 0));
+    this.playout?.anticipate(renditions[measuring]?.bitrate_bps, topBps);
   }
 
   /** The playout delay now, s (the target before the subscription). */
@@ -505,9 +518,9 @@ export class LivePlayer implements ViewerPlayer {
     const edge = this.liveEdge();
     if (scheduler === null || buffer === null || edge === null) return;
 
-    // Live ABR's start-up picks a rendition from the first groups: until then the frames
-    // measured are the lowest rendition's, and the path has not settled since the join.
-    if (this.abr?.startingUp) this.playout?.rewarm();
+    // Live ABR's start-up picks a rendition from the first groups, up to the ladder's top: the
+    // playout delay allows for its switch from the frames measured so far.
+    this.anticipateStartUp();
     const playoutS = this.playoutDelayS();
     scheduler.targetPositionS = edge - playoutS;
     // Data the feed waits for that would be shown more than target + SKIP_S late is given up
