@@ -182,6 +182,17 @@ describe('PlayoutDelay', () => {
     expect(p.delayS(t) * 1000).toBeCloseTo(190 + P.JITTER_SIGMAS * p.jitterMs() + P.MARGIN_MS, 9);
   });
 
+  it('a switch up scales only the keyframes\' excess over their group\'s quickest frame, not the path\'s delay changes', () => {
+    // the path's one-way delay flips between 25 and 70 ms every 5 s (video-rttflap); keyframes +30 ms
+    const f = new Frames(new PlayoutDelay(1000));
+    const t = f.feed(30 * 20, (i) => (Math.floor(i / 150) % 2 === 1 ? 70 : 25) + (i % 15 === 0 ? 35 : 5));
+    expect(f.p.excessMs()).toBeCloseTo(30, 9);
+    const before = f.p.delayS(t) * 1000;
+    f.p.rewarm(750_000, 1_500_000);
+    // the keyframes double: +30 ms more, not twice the 75 ms the envelope holds above the quickest frame
+    expect(f.p.delayS(t) * 1000).toBeCloseTo(before + 30, 9);
+  });
+
   it('live ABR\'s start-up: scaled for the switch it may make from the first measured frame, not the ceiling', () => {
     const f = new Frames(new PlayoutDelay(300));
     f.p.anticipate(300_000, 2_500_000);

@@ -74,15 +74,21 @@ interface GroupDelays {
   atMs: number;
   /** Bitrate of the group's rendition (0: not given). */
   bps: number;
+  /** Frames measured. */
+  frames: number;
 }
 
-/** What a switch up scales: the playout delay's parts when it was decided, ms. */
-interface SwitchBasis {
+/** The playout delay's parts, ms. */
+interface DelayParts {
+  /** Envelope + JITTER_SIGMAS · σ. */
+  coverMs: number;
+  /** A group's keyframe delay beyond its quickest frame (median of the recent groups): the part that grows with the frames' size. */
+  excessMs: number;
+}
+
+/** What a switch up scales: the parts when it was decided. */
+interface SwitchBasis extends DelayParts {
   fromBps: number;
-  /** The base delay (the path's part, which does not grow with the frame). */
-  baseMs: number;
-  /** What the envelope and σ held above it. */
-  aboveMs: number;
 }
 
 export class PlayoutDelay {
@@ -126,10 +132,11 @@ export class PlayoutDelay {
       this.measured += 1;
     }
     const seen = this.groups.get(group);
-    if (seen === undefined) this.groups.set(group, { maxMs: delayMs, minMs: delayMs, atMs: readyMs, bps: bitrateBps });
+    if (seen === undefined) this.groups.set(group, { maxMs: delayMs, minMs: delayMs, atMs: readyMs, bps: bitrateBps, frames: 1 });
     else {
       if (delayMs > seen.maxMs) Object.assign(seen, { maxMs: delayMs, atMs: readyMs });
       seen.minMs = Math.min(seen.minMs, delayMs);
+      seen.frames += 1;
     }
     this.newest = Math.max(this.newest, group);
     this.lastReadyMs = Math.max(this.lastReadyMs, readyMs);
@@ -220,27 +227,36 @@ export class PlayoutDelay {
     return Math.sqrt(xs.reduce((a, x) => a + (x - mean) ** 2, 0) / xs.length);
   }
 
-  /** The base delay and what the envelope and σ hold above it now, ms. */
-  private parts(nowMs: number): { baseMs: number; aboveMs: number } {
+  /** Median over the recent groups (of two frames or more) of the largest delay less the smallest, ms (0 before any). */
+  excessMs(): number {
+    const xs = this.recent()
+      .filter((g) => g.frames >= 2)
+      .map((g) => g.maxMs - g.minMs)
+      .sort((x, y) => x - y);
+    return xs.length === 0 ? 0 : (xs[Math.floor(xs.length / 2)] as number);
+  }
+
+  private parts(nowMs: number): DelayParts {
     const envelope = Math.max(0, this.envelopeMs(nowMs) ?? 0);
-    const baseMs = Math.max(0, Math.min(envelope, this.baseMs()));
-    return { baseMs, aboveMs: envelope - baseMs + LIVE_PLAYOUT.JITTER_SIGMAS * this.jitterMs() };
+    return { coverMs: envelope + LIVE_PLAYOUT.JITTER_SIGMAS * this.jitterMs(), excessMs: this.excessMs() };
   }
 
   /**
-   * The playout delay now, s: envelope + MARGIN_MS + JITTER_SIGMAS · σ, at most the ceiling;
-   * while live ABR's start-up runs, with what is above the base delay scaled for its switch;
-   * until warm, the ceiling or (after a switch up) the scaled basis.
+   * The playout delay now, s: envelope + MARGIN_MS + JITTER_SIGMAS · σ, at most the ceiling.
+   * Frames `scale` times larger (a switch up, or the one live ABR's start-up may make) add
+   * (scale − 1) × the keyframes' excess: a frame's delay is its path's part (its group's
+   * quickest frame: the one-way delay, the RTT of the moment, the queue) plus its bytes over the
+   * sender's pace, and only the bytes grow. Until warm, the ceiling, or after a switch up the
+   * scaled basis (or what the new frames measure, if more).
    */
   delayS(nowMs: number): number {
     if (this.groups.size === 0) return this.ceilingMs / 1000;
     const now = this.parts(nowMs);
+    const scaled = (p: DelayParts, scale: number): number => p.coverMs + (scale - 1) * p.excessMs;
     let ms: number;
-    if (this.warm || this.measuringStartUp) ms = now.baseMs + this.anticipated * now.aboveMs;
-    else if (this.basis !== null) {
-      const scaled = this.basis.baseMs + (this.scaleToBps / this.basis.fromBps) * this.basis.aboveMs;
-      ms = Math.max(scaled, now.baseMs + now.aboveMs);
-    } else return this.ceilingMs / 1000;
+    if (this.warm || this.measuringStartUp) ms = scaled(now, this.anticipated);
+    else if (this.basis !== null) ms = Math.max(scaled(this.basis, this.scaleToBps / this.basis.fromBps), now.coverMs);
+    else return this.ceilingMs / 1000;
     return Math.min(this.ceilingMs, ms + LIVE_PLAYOUT.MARGIN_MS) / 1000;
   }
 }
