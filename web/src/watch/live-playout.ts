@@ -36,11 +36,11 @@
  * measured (the player passes the next group's start as `fromCaptureMs`): it comes as one
  * burst, so its delays are the join's, not the path's. A switch to a rendition with larger
  * frames calls `rewarm(fromBps, toBps)` when it is decided: its keyframes take longer than any
- * measured so far. Until WARMUP_FRAMES frames of toBps are measured, what the envelope and σ
- * held above the base delay (the smallest recent delay: the path's part, which does not grow
- * with the frame) counts toBps / fromBps times — an upper bound at the sender's pace, as a
- * frame's bytes grow with the bitrate — instead of the ceiling, which made every switch up a
- * latency excursion of 1–2 s. Live ABR's start-up picks a rendition after its first groups,
+ * measured so far. Until WARMUP_FRAMES frames of toBps are measured, the playout delay at the
+ * decision plus (toBps / fromBps − 1) × the keyframes' excess over their group's quickest frame
+ * — a delay is the path's part (the group's quickest frame) plus the frame's bytes over the
+ * sender's pace, and only the bytes grow, at most with the bitrate — instead of the ceiling,
+ * which made every switch up a latency excursion of 1–2 s. Live ABR's start-up picks a rendition after its first groups,
  * possibly the ladder's top: while it runs, `anticipate(fromBps, topBps)` scales the same way
  * from the first measured frame (the first measured group's keyframe, its largest), instead of
  * playing its 2–2.5 s at the ceiling.
