@@ -72,8 +72,6 @@ interface GroupDelays {
   minMs: number;
   /** When the largest delay was measured (wall clock, ms). */
   atMs: number;
-  /** Bitrate of the group's rendition (0: not given). */
-  bps: number;
   /** Frames measured. */
   frames: number;
 }
@@ -132,7 +130,7 @@ export class PlayoutDelay {
       this.measured += 1;
     }
     const seen = this.groups.get(group);
-    if (seen === undefined) this.groups.set(group, { maxMs: delayMs, minMs: delayMs, atMs: readyMs, bps: bitrateBps, frames: 1 });
+    if (seen === undefined) this.groups.set(group, { maxMs: delayMs, minMs: delayMs, atMs: readyMs, frames: 1 });
     else {
       if (delayMs > seen.maxMs) Object.assign(seen, { maxMs: delayMs, atMs: readyMs });
       seen.minMs = Math.min(seen.minMs, delayMs);
