@@ -474,6 +474,7 @@ export class LivePlayer implements ViewerPlayer {
     return info.epoch_us / 1000 + (group * info.frames_per_group + frame) * frameMs;
   }
 
+  /** While live ABR's start-up runs, the playout delay allows for a switch from the rendition measured to the ladder's top. */
   private anticipateStartUp(): void {
     const abr = this.abr;
     const renditions = this.info?.renditions;
