@@ -128,8 +128,8 @@ describe('PlayoutDelay', () => {
 
   it('rewarm on a switch up: the envelope above the base delay scaled by the bitrate ratio until the new frames are measured', () => {
     const f = new Frames(new PlayoutDelay(1000));
-    let t = f.feed(30, keyframes); // envelope 85 ms, base 30 ms (a P-frame), σ 0
-    expect(f.p.baseMs()).toBeCloseTo(30, 9);
+    let t = f.feed(30, keyframes); // envelope 85 ms, quickest frame 30 ms (a P-frame), σ 0
+    expect(f.p.excessMs()).toBeCloseTo(55, 9);
     f.p.rewarm(1_500_000, 2_500_000); // the ABR's decision
     expect(f.p.delayS(t) * 1000).toBeCloseTo(30 + (55 * 5) / 3 + P.MARGIN_MS, 9);
     t = f.feed(10, keyframes); // the old rendition's last frames

@@ -144,9 +144,9 @@ export class PlayoutDelay {
   /**
    * Distrust the envelope until WARMUP_FRAMES more frames are measured — of `toBps` or above,
    * if given. Meanwhile the playout delay is the ceiling, or — given the bitrates of a switch
-   * up — what the envelope and σ held above the base delay when it was called, scaled by
-   * toBps / fromBps (or what the new frames measure, if more). Calls before the new frames are
-   * measured keep the first switch's basis (the frames the envelope was measured on).
+   * up — the one at the call plus (toBps / fromBps − 1) × the keyframes' excess (or what the
+   * new frames measure, if more). Calls before the new frames are measured keep the first
+   * switch's basis (the frames the envelope was measured on).
    */
   rewarm(fromBps?: number, toBps?: number): void {
     const scalable = fromBps !== undefined && toBps !== undefined && fromBps > 0 && toBps >= fromBps;
@@ -163,9 +163,9 @@ export class PlayoutDelay {
   }
 
   /**
-   * Live ABR's start-up is measuring frames of `fromBps` and may switch up to `toBps`: what
-   * the envelope and σ hold above the base delay counts toBps / fromBps times, from the first
-   * measured frame on. Without arguments: the start-up is over.
+   * Live ABR's start-up is measuring frames of `fromBps` and may switch up to `toBps`: the
+   * playout delay adds (toBps / fromBps − 1) × the keyframes' excess, from the first measured
+   * frame on. Without arguments: the start-up is over.
    */
   anticipate(fromBps?: number, toBps?: number): void {
     this.anticipated = fromBps !== undefined && toBps !== undefined && fromBps > 0 && toBps > fromBps ? toBps / fromBps : 1;
@@ -210,11 +210,6 @@ export class PlayoutDelay {
   /** The last JITTER_GROUPS groups. */
   private recent(): GroupDelays[] {
     return [...this.groups].filter(([g]) => g > this.newest - LIVE_PLAYOUT.JITTER_GROUPS).map(([, d]) => d);
-  }
-
-  /** The smallest delay of the recent groups, ms (Infinity before any frame is measured). */
-  baseMs(): number {
-    return Math.min(...this.recent().map((g) => g.minMs));
   }
 
   /** Standard deviation of the recent groups' largest delays, ms (0 with fewer than 3 groups). */
