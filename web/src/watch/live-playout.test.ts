@@ -405,12 +405,12 @@ describe('the playout delay on arrival timelines (the control of live-control.ts
   // Traces recorded with the session-7 server (web/src/watch/testdata/live-abr-*.json, not -s13).
   // The collapse (20 → 1.2 Mbit/s) stalls whatever the player does; playing nearer the edge
   // when it comes (443 ms instead of 500: σ no longer holds a lone late group from before)
-  // splits its first 0.3 s of waiting into three counted stalls instead of one, for 2 % more
-  // stall time. On the 6 Mbit/s trace that server's controller took a group to reach the
+  // splits its first 0.3 s of waiting into three counted stalls (two with σ over every group,
+  // one holding the target), for 2 % more stall time. On the 6 Mbit/s trace that server's controller took a group to reach the
   // start-up's pick (its first 2500k keyframe 132 ms late, the scaled allowance 133 ms): 30 ms
   // waited at the switch; and its 2500k keyframes overflowed the 1-BDP queue every few
-  // seconds, so a late group's repeat often came after σ had let the lone one go: two waits
-  // of 23–28 ms more, none a stall.
+  // seconds, so a late group's repeat often came after σ had let the lone one go: two waits of
+  // 1–3 ms became 23–28 ms, neither a stall.
   for (const [name, trace, target, extraStalls, extraStallMs] of [
     ['video-rttflap (300 ms target)', rttflap, 0.3, 0, 50],
     ['the 20 → 1.2 Mbit/s throttle (500 ms target)', throttle, 0.5, 2, 50],
