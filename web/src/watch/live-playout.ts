@@ -191,20 +191,29 @@ export class PlayoutDelay {
 
   /**
    * The envelope of the measured delays now, ms (null before any frame is measured): the
-   * second largest weighted group delay, or the largest if it is the newest group's or the
-   * group after it is missing (lost: the path may be worse).
+   * largest weighted group delay, a lone late group's counting as the second largest
+   * (`withoutLoneLargest`).
    */
   envelopeMs(nowMs: number): number | null {
+    if (this.groups.size === 0) return null;
+    return Math.max(...this.withoutLoneLargest([...this.groups].map(([g, d]) => [g, this.weighted(d.maxMs, d.atMs, nowMs)])));
+  }
+
+  /**
+   * The values of `groups` with the single largest replaced by the second largest once the
+   * group after it is in (a lone late group); the largest stays if it is the newest group's or
+   * its successor is missing (lost: the path may be worse).
+   */
+  private withoutLoneLargest(groups: [number, number][]): number[] {
+    let top: number | null = null;
     let largest = -Infinity;
     let second = -Infinity;
-    let unconfirmed = -Infinity;
-    for (const [g, d] of this.groups) {
-      const v = this.weighted(d.maxMs, d.atMs, nowMs);
-      if (!this.confirmed(g)) unconfirmed = Math.max(unconfirmed, v);
-      if (v > largest) [largest, second] = [v, largest];
+    for (const [g, v] of groups) {
+      if (v > largest) [top, largest, second] = [g, v, largest];
       else second = Math.max(second, v);
     }
-    return this.groups.size === 0 ? null : Math.max(unconfirmed, second);
+    const lone = top !== null && groups.length > 1 && this.confirmed(top);
+    return groups.map(([g, v]) => (lone && g === top ? second : v));
   }
 
   /** Whether the group after `group` is in: a late group then was a lone one, or the path's (confirmed by the next). */
@@ -219,23 +228,15 @@ export class PlayoutDelay {
 
   /**
    * Standard deviation of the recent groups' largest delays, ms (0 with fewer than 3 groups),
-   * the single largest counting as the second largest once confirmed, as in the envelope. A
-   * lone late group (at the thesis's 0.01 % loss, a retransmission every 40–50 s of a
-   * 2.5 Mbit/s stream) counted in full added ~55 ms to the playout delay for the 10 s it stays
-   * in σ's window: on video-rttflap, a quarter of the time.
+   * the single largest counting as the second largest once confirmed, as in the envelope
+   * (`withoutLoneLargest`). A lone late group (at the thesis's 0.01 % loss, a retransmission
+   * every 40–50 s of a 2.5 Mbit/s stream) counted in full added ~55 ms to the playout delay
+   * for the 10 s it stays in σ's window: on video-rttflap, a quarter of the time.
    */
   jitterMs(): number {
     const groups = this.recent();
     if (groups.length < 3) return 0;
-    let top: number | null = null;
-    let largest = -Infinity;
-    let second = -Infinity;
-    for (const [g, d] of groups) {
-      if (d.maxMs > largest) [top, largest, second] = [g, d.maxMs, largest];
-      else second = Math.max(second, d.maxMs);
-    }
-    const lone = top !== null && this.confirmed(top);
-    const xs = groups.map(([g, d]) => (lone && g === top ? second : d.maxMs));
+    const xs = this.withoutLoneLargest(groups.map(([g, d]) => [g, d.maxMs]));
     const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
     return Math.sqrt(xs.reduce((a, x) => a + (x - mean) ** 2, 0) / xs.length);
   }
