@@ -99,9 +99,9 @@ class Allegro(PccSender):
             action = self.slow_start.on_result(
                 result.target_rate, utility, self.rate, delivery=result.delivery_rate,
                 send=result.send_rate, ack_frames=result.rtt_samples,
-                latency_only=result.loss < self.p.loss_threshold)
+                latency_only=result.loss < self.p.loss_threshold, send_fill=result.send_fill)
             old = self.rate
-            if action in ("pipe-growing", "ack-burst"):
+            if action in ("pipe-growing", "ack-burst", "app-idle"):
                 return Verdict("hold:" + action)
             if action == "double":
                 self.rate = self.clamp(2 * self.rate)

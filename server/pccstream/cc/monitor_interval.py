@@ -24,6 +24,8 @@ class MonitorInterval:
     end_time: float  # planned end of sending
     rtt_at_start: float = 0.0  # smoothed RTT when the MI started (its timeout unit)
     sending_done: bool = False
+    closed_at: float = 0.0  # when sending ended: end_time, or earlier if cut short
+    window_room: bool = True  # the window had room for another packet after the last send
     last_sent: float = 0.0
     packets_sent: int = 0
     bytes_sent: int = 0
@@ -111,6 +113,13 @@ class MonitorInterval:
         # packets spaced 1/rate apart measures n packets over n/rate seconds.
         send_duration = self.last_sent - self.start_time + mean_size / self.target_rate
         send_rate = self.bytes_sent / send_duration
+        # The share of the MI's open time it spent sending before the application ran dry
+        # (one video frame's burst): such an MI measured a burst, not its rate sustained.
+        # A window that stopped the sending is the controller's limit, not the application's.
+        open_duration = (self.closed_at if self.sending_done else now) - self.start_time
+        send_fill = 1.0
+        if self.window_room and open_duration > 0:
+            send_fill = min(1.0, send_duration / open_duration)
         if self.packets_acked >= 2 and self.last_ack_time > self.first_ack_time:
             ack_span = self.last_ack_time - self.first_ack_time + mean_size / self.target_rate
             delivery_rate = self.bytes_acked / ack_span
@@ -148,6 +157,7 @@ class MonitorInterval:
             finish_time=now,
             useful=useful,
             reason=reason,
+            send_fill=send_fill,
         )
 
 
@@ -171,6 +181,7 @@ class MiResult:
     rtt_gradient_stderr: float = 0.0  # standard error of rtt_gradient (inf: unknown)
     rtt_samples: int = 0  # RTT samples in the regression (0: unknown, no small-sample test)
     rtt_min: float = 0.0  # smallest RTT sample of the MI (0: none)
+    send_fill: float = 1.0  # share of the MI's open time spent sending before the app ran dry
     extra: dict[str, float] = field(default_factory=dict)
 
 
@@ -203,7 +214,7 @@ class MonitorIntervalQueue:
 
     def start(self, *, now: float, target_rate: float, duration: float, tag: object,
               rtt: float = 0.0) -> MonitorInterval:
-        self.close_current()
+        self.close_current(now)
         mi = MonitorInterval(
             id=self._next_id,
             target_rate=target_rate,
@@ -216,14 +227,16 @@ class MonitorIntervalQueue:
         self._mis.append(mi)
         return mi
 
-    def close_current(self) -> None:
+    def close_current(self, now: float) -> None:
+        """End the sending MI at `now`, or at its planned end if that came first."""
         mi = self.current
         if mi is not None:
             mi.sending_done = True
+            mi.closed_at = max(mi.start_time, min(now, mi.end_time))
 
-    def take_all(self) -> list[MonitorInterval]:
-        """Remove and return every MI (the one sending is closed)."""
-        self.close_current()
+    def take_all(self, now: float) -> list[MonitorInterval]:
+        """Remove and return every MI (the one sending is closed at `now`)."""
+        self.close_current(now)
         mis = list(self._mis)
         self._mis.clear()
         return mis
@@ -238,12 +251,14 @@ class MonitorIntervalQueue:
     def __iter__(self) -> Iterator[MonitorInterval]:
         return iter(self._mis)
 
-    def on_sent(self, sent_time: float, size: int) -> None:
+    def on_sent(self, sent_time: float, size: int, *, window_room: bool = True) -> None:
+        """`window_room`: the window allows another packet after this one."""
         mi = self.current
         assert mi is not None, "start an MI before sending in it"
         mi.packets_sent += 1
         mi.bytes_sent += size
         mi.last_sent = sent_time
+        mi.window_room = window_room
 
     def find(self, sent_time: float) -> MonitorInterval | None:
         for mi in reversed(self._mis):

@@ -90,6 +90,12 @@ class PccParams:
         "measured a burst of held ACKs (a busy host), not the path: its RTT samples fall "
         "through the MI, so its utility looks good; it is held, never doubled on (0 = off)",
         lo=0.0, hi=100.0)
+    ss_min_send_fill: float = param(
+        0.8, "slow start doubles only on an MI that was sending for at least this share of "
+        "its length: an MI the application left idle (a live stream's frame, sent as a burst "
+        "at the pacing rate) shows that the path took one burst, not that it carries the "
+        "rate, so it is held (cf. RFC 7661: a window grows only while it is used; "
+        "0 = off)", lo=0.0, hi=1.0)
     bdp_cap_gain: float = param(
         0.0, "the window is also bounded by this many times receive rate x min RTT: when a "
         "cellular link's capacity falls faster than probe pairs can measure, the rate the "
@@ -258,7 +264,8 @@ class PccSender(Controller):
         mi = self.queue.current
         if mi is None or sent_time >= mi.end_time:
             mi = self._start_mi(sent_time)
-        self.queue.on_sent(sent_time, packet.sent_bytes)
+        room = self.bytes_in_flight + self.max_datagram_size <= self.congestion_window
+        self.queue.on_sent(sent_time, packet.sent_bytes, window_room=room)
 
     def on_packet_acked(self, now: float, packet: SentPacket) -> None:
         super().on_packet_acked(now, packet)
@@ -324,7 +331,7 @@ class PccSender(Controller):
         if verdict is None:
             return
         self.outages += 1
-        self.queue.close_current()  # the MI sending now was planned at the collapsed rate
+        self.queue.close_current(now)  # the MI sending now was planned at the collapsed rate
         self.pacing_version += 1
         self._emit(now, {
             "target_rate_bps": self._rate_before_silence * 8, "send_rate_bps": 0.0,
@@ -396,7 +403,7 @@ class PccSender(Controller):
         # Close an MI whose time is up even if nothing more is sent (idle application),
         # so its result is not held back until the next send.
         if current is not None and now >= current.end_time:
-            self.queue.close_current()
+            self.queue.close_current(now)
         if self.queue.has_finished():
             for mi in self.queue.pop_finished():
                 self._finish(now, mi)
@@ -427,7 +434,7 @@ class PccSender(Controller):
                 # A decision made the MI in progress stale (or, in slow start, one more MI at
                 # the rate just outgrown): cut it short so the new rate takes effect with the
                 # next packet instead of after the MI's full length.
-                self.queue.close_current()
+                self.queue.close_current(now)
         self._emit_mi(now, result, utility, gradient, verdict, state)
 
     def _check_timeout(self, now: float) -> None:
@@ -454,7 +461,7 @@ class PccSender(Controller):
             return
         # Every MI in the queue was sent at rates chosen before the change: drop them all
         # from the decisions, but (timeout_undo) keep following how they arrive.
-        late = self.queue.take_all()
+        late = self.queue.take_all(now)
         self._late = MonitorIntervalQueue()
         if self.params.timeout_undo:
             self._late.adopt(late)
@@ -503,7 +510,7 @@ class PccSender(Controller):
         self.timeouts_undone += 1
         state = self.state
         verdict = self.on_timeout_undone(now, self.clamp(restore))
-        self.queue.close_current()  # the MI sending now was planned at the lower rate
+        self.queue.close_current(now)  # the MI sending now was planned at the lower rate
         self._emit_mi(now, best, 0.0, 0.0, verdict, state)
 
     def _emit_mi(self, now: float, r: MiResult, utility: float, gradient: float,
@@ -518,6 +525,7 @@ class PccSender(Controller):
             "rtt_gradient": gradient,
             "loss": r.loss,
             "utility": utility,
+            "send_fill": r.send_fill,
         }, verdict, state)
 
     def _emit(self, now: float, fields: dict[str, Any], verdict: Verdict,
@@ -545,10 +553,11 @@ class SlowStart:
     Results of lower rates than the best so far carry no new information and are ignored.
     """
 
-    def __init__(self, full_pipe_growth: float = 0.0, *, max_delivery_ratio: float = 0.0
-                 ) -> None:
+    def __init__(self, full_pipe_growth: float = 0.0, *, max_delivery_ratio: float = 0.0,
+                 min_send_fill: float = 0.0) -> None:
         self.full_pipe_growth = full_pipe_growth
         self.max_delivery_ratio = max_delivery_ratio
+        self.min_send_fill = min_send_fill
         self.best_rate = 0.0
         self.best_utility = float("-inf")
         self.best_delivery = 0.0  # bytes/s
@@ -556,13 +565,14 @@ class SlowStart:
     @classmethod
     def from_params(cls, p: PccParams, *, full_pipe: bool = True) -> SlowStart:
         return cls(p.ss_full_pipe_growth if full_pipe else 0.0,
-                   max_delivery_ratio=p.ss_max_delivery_ratio)
+                   max_delivery_ratio=p.ss_max_delivery_ratio,
+                   min_send_fill=p.ss_min_send_fill)
 
     def on_result(self, rate: float, utility: float, base_rate: float, *,
                   delivery: float = 0.0, send: float = 0.0, ack_frames: int = 0,
-                  latency_only: bool = False) -> str:
-        """'double', 'hold', 'pipe-growing' or 'ack-burst' (both hold), or 'exit' (then
-        continue from `best_rate`).
+                  latency_only: bool = False, send_fill: float = 1.0) -> str:
+        """'double', 'hold', 'pipe-growing', 'ack-burst' or 'app-idle' (all three hold), or
+        'exit' (then continue from `best_rate`).
 
         `latency_only`: the utility fell through its latency term alone. Such a drop ends slow
         start only once the pipe is full: an MI still delivered `full_pipe_growth` times
@@ -571,6 +581,9 @@ class SlowStart:
         `send`: the MI's actual send rate; `ack_frames`: the ACK frames that acked it. An MI
         acked by n frames measures its delivery over n - 1 gaps, n/(n - 1) too fast, which
         the ACK-burst test takes out; with fewer than 3 frames it cannot tell and is skipped.
+        `send_fill`: the share of the MI's length it was sending. An MI that would double
+        but was left idle by the application is held and does not become the best: the
+        next MI at its rate is judged again.
         """
         if (send > 0 and self.max_delivery_ratio > 0 and ack_frames >= MIN_BURST_ACK_FRAMES
                 and delivery * (ack_frames - 1) / ack_frames > self.max_delivery_ratio * send):
@@ -578,6 +591,8 @@ class SlowStart:
         if rate <= self.best_rate:
             return "hold"
         if utility > self.best_utility:
+            if rate >= base_rate and send_fill < self.min_send_fill:
+                return "app-idle"
             self.best_rate, self.best_utility = rate, utility
             self.best_delivery = max(self.best_delivery, delivery)
             return "double" if rate >= base_rate else "hold"

@@ -561,6 +561,32 @@ class VideoPlayer:
         return self.stall_s / total if total > 0 else 0.0
 
 
+class LiveSource:
+    """A live encoder as the application of one flow: a frame every 1 / `fps` s and a
+    keyframe `keyframe_ratio` times a delta frame's size every `gop_s`, averaging
+    `bitrate_mbps`. The server has data while the frames captured so far are not all sent
+    (the live path sends each frame as it is encoded, so the sender idles between frames)."""
+
+    def __init__(self, bitrate_mbps: float, *, fps: float = 30.0, gop_s: float = 2.0,
+                 keyframe_ratio: float = 8.0) -> None:
+        frames = round(fps * gop_s)
+        self.fps = fps
+        self.frames_per_gop = frames
+        self.delta_bytes = bitrate_mbps * 1e6 / 8 * gop_s / (frames - 1 + keyframe_ratio)
+        self.keyframe_bytes = keyframe_ratio * self.delta_bytes
+        self.flow: Flow | None = None
+
+    def captured_bytes(self, now: float) -> float:
+        frames = int(now * self.fps) + 1
+        keyframes = -(-frames // self.frames_per_gop)
+        return keyframes * self.keyframe_bytes + (frames - keyframes) * self.delta_bytes
+
+    def __call__(self, now: float) -> bool:
+        flow = self.flow
+        assert flow is not None, "attach the source to its flow"
+        return flow.stats.sent_packets * flow.mss < self.captured_bytes(now)
+
+
 @dataclass
 class LinkReport:
     utilization: float

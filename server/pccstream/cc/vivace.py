@@ -299,7 +299,7 @@ class Vivace(PccSender):
         state = self.state
         verdict = self._reverse(overshoot=(partial, utility) if counted > 0.0 else None,
                                 decision="early-reverse")
-        self.queue.close_current()
+        self.queue.close_current(now)
         self._emit_mi(now, partial, utility, counted, verdict, state)
 
     # -- rates of new MIs ------------------------------------------------------------------
@@ -389,8 +389,8 @@ class Vivace(PccSender):
         action = self.slow_start.on_result(
             result.target_rate, utility, self.rate, delivery=result.delivery_rate,
             send=result.send_rate, ack_frames=result.rtt_samples,
-            latency_only=result.loss < self.p.ss_loss_ignore)
-        if action in ("pipe-growing", "ack-burst"):
+            latency_only=result.loss < self.p.ss_loss_ignore, send_fill=result.send_fill)
+        if action in ("pipe-growing", "ack-burst", "app-idle"):
             return Verdict("hold:" + action)
         if action == "double":
             old = self.rate

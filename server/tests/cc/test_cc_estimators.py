@@ -80,7 +80,7 @@ def _queue_with_two_mis() -> MonitorIntervalQueue:
     q.start(now=0.1, target_rate=2e5, duration=0.1, tag="b")
     for i in range(10):
         q.on_sent(0.1 + i * 0.005, 1000)
-    q.close_current()
+    q.close_current(0.2)
     return q
 
 
@@ -158,13 +158,33 @@ def test_mi_that_sent_above_its_rate_is_not_used() -> None:
     q.start(now=0.0, target_rate=2e5, duration=0.1, tag="burst")
     for i in range(20):
         q.on_sent(max(0.0, (i - 7) * 0.005), 1000)
-    q.close_current()
+    q.close_current(0.1)
     for i in range(20):
         q.on_acked(0.2 + i * 0.005, max(0.0, (i - 7) * 0.005), 1000)
     mi = next(q.pop_finished())
     r = mi.result(now=1.0, min_packets=5, app_limited_ratio=0.8, max_send_ratio=1.15)
     assert r.send_rate > 1.15 * 2e5 and not r.useful and r.reason == "burst"
     assert mi.result(now=1.0, min_packets=5, app_limited_ratio=0.8).useful  # 0 = off
+
+
+def test_send_fill_is_the_share_of_the_mi_the_application_kept_it_sending() -> None:
+    # One video frame: 10 packets of 1000 B at 1 MB/s (10 ms), then nothing until the MI's
+    # 40 ms are up. The send rate reads the burst (1 MB/s); send_fill shows the idle rest.
+    def frame_mi(*, close_at: float, room: bool) -> float:
+        q = MonitorIntervalQueue()
+        q.start(now=0.0, target_rate=1e6, duration=0.04, tag="frame")
+        for i in range(10):
+            q.on_sent(i * 0.001, 1000, window_room=room)
+        q.close_current(close_at)
+        for i in range(10):
+            q.on_acked(0.05 + i * 0.001, i * 0.001, 1000)
+        r = next(q.pop_finished()).result(now=0.1, min_packets=5, app_limited_ratio=0.8)
+        assert r.useful and r.send_rate == pytest.approx(1e6)
+        return r.send_fill
+
+    assert frame_mi(close_at=0.5, room=True) == pytest.approx(0.25)  # closed at its end, 40 ms
+    assert frame_mi(close_at=0.01, room=True) == pytest.approx(1.0)  # cut short after the frame
+    assert frame_mi(close_at=0.5, room=False) == 1.0  # the window stopped it, not the app
 
 
 def test_small_sample_factor_is_t_over_z() -> None:

@@ -124,6 +124,46 @@ def test_slow_start_never_doubles_on_a_burst_of_held_acks(name: str) -> None:
     assert decisions({"ss_max_delivery_ratio": "0"})[4] == "double"
 
 
+def test_slow_start_never_doubles_on_an_mi_the_application_left_idle() -> None:
+    # A live stream sends one frame at a time: an MI holding one frame's burst, sent at the
+    # pacing rate, has a send rate equal to its target and a utility that grows with it,
+    # though the path only took one burst. On the real stack (live, 6 Mbit/s link, session
+    # 14) such MIs doubled Vivace to 286 Mbit/s within 47 s, never leaving slow start.
+    from pccstream.cc.pcc_sender import SlowStart
+    ss = SlowStart(min_send_fill=0.8)
+    assert ss.on_result(1e6, 1.0, 1e6, send_fill=1.0) == "double"
+    assert ss.on_result(2e6, 2.0, 2e6, send_fill=0.3) == "app-idle"
+    assert ss.best_rate == 1e6  # held, not adopted: the next MI at 2e6 is judged again
+    assert ss.on_result(2e6, 2.0, 2e6, send_fill=0.9) == "double"
+    assert SlowStart().on_result(1e6, 1.0, 1e6, send_fill=0.3) == "double"  # 0 = off
+
+
+def test_live_stream_slow_start_holds_where_frames_leave_mis_idle() -> None:
+    # Link model: a 4 Mbit/s live stream (30 fps, a keyframe of 8 delta frames every 2 s)
+    # over a 50 Mbit/s, 40 ms link. The first keyframe's MIs double the rate to 32 Mbit/s;
+    # the frames after it leave 32 Mbit/s MIs 16-18 % full, which are held. Without the rule
+    # one of them (8 % full) doubles to 64 Mbit/s.
+    from pccstream.cc import create_controller
+    from pccstream.cc.sim import Link, LiveSource, Simulator
+
+    def doublings(params: dict[str, str]) -> tuple[list[float], int]:
+        sim = Simulator(Link(50.0, 0.040, 250_000), seed=1)
+        ctrl = create_controller("vivace", params, seed=1)
+        events: list[dict[str, Any]] = []
+        ctrl.event_sink = events.append
+        source = LiveSource(4.0)
+        source.flow = sim.add_flow(ctrl, app=source)
+        sim.run(2.0)
+        mis = [e for e in events if e["type"] == "mi"]
+        fills = [e["send_fill"] for e in mis if e["decision"] == "double"]
+        return fills, sum(e["decision"] == "hold:app-idle" for e in mis)
+
+    fills, held = doublings({})
+    assert fills and min(fills) >= 0.8 and held > 0
+    off_fills, off_held = doublings({"ss_min_send_fill": "0"})
+    assert min(off_fills) < 0.8 and off_held == 0
+
+
 def test_slow_start_exit_never_below_the_last_good_rate() -> None:
     # A doubling that fails for another reason than capacity (here: heavy loss at every
     # rate above 6 Mbit/s while delivery looks low) still keeps the last good rate.
@@ -292,7 +332,7 @@ def test_stale_results_are_not_acted_on() -> None:
     v.queue.start(now=d.now, target_rate=v.rate, duration=0.01, tag=old)
     p = SimPacket(0, d.now, MSS, 0)
     v.queue.on_sent(d.now, MSS)
-    v.queue.close_current()
+    v.queue.close_current(d.now)
     ack_frame(v, d.now + 0.03, p)
     assert d.events[-1]["decision"] == "stale"
 
@@ -543,7 +583,7 @@ def test_early_reverse_on_half_the_acks(enabled: bool) -> None:
     mi_packets = _send_move_mi(v, d)
     mi = v.queue.oldest
     assert mi is not None and isinstance(mi.tag, MiTag) and mi.tag.role == "move"
-    v.queue.close_current()
+    v.queue.close_current(d.now)
     start = mi_packets[0].sent_time or 0.0
     events_before = len(d.events)
     # The queue grows by 20 % of the elapsed time: a clear RTT gradient.
@@ -564,7 +604,7 @@ def test_early_reverse_waits_when_half_the_acks_show_no_growth() -> None:
     v = _moving_up()
     d = Driver(v, fluid_path(12))
     mi_packets = _send_move_mi(v, d)
-    v.queue.close_current()
+    v.queue.close_current(d.now)
     n = len(d.events)
     for p in mi_packets[:20]:
         ack_frame(v, (p.sent_time or 0.0) + 0.03, p)
@@ -575,7 +615,7 @@ def test_loss_only_profile_never_reverses_early() -> None:
     v = _moving_up(b=0.0)
     d = Driver(v, fluid_path(12))
     mi_packets = _send_move_mi(v, d)
-    v.queue.close_current()
+    v.queue.close_current(d.now)
     start = mi_packets[0].sent_time or 0.0
     n = len(d.events)
     for p in mi_packets[:20]:

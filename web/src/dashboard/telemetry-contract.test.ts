@@ -30,6 +30,7 @@ function typeOk(value: unknown, property: Json): boolean {
   if (ref !== undefined) {
     const name = ref.split('/').pop()!;
     if (name === 'time') return typeof value === 'number';
+    if (name === 'fraction') return typeof value === 'number' && value >= 0 && value <= 1;
     if (value === null) return true;
     if (name === 'nonnegative') return typeof value === 'number' && value >= 0;
     return name in defs && typeof value === 'number';
