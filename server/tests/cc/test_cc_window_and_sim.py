@@ -7,7 +7,15 @@ from typing import Any
 import pytest
 
 from pccstream.cc import create_controller
-from pccstream.cc.sim import Link, SimPacket, Simulator, jain_index, percentile, report
+from pccstream.cc.sim import (
+    Link,
+    LiveSource,
+    SimPacket,
+    Simulator,
+    jain_index,
+    percentile,
+    report,
+)
 from pccstream.cc.window import WindowController
 
 TELEMETRY_KEYS = {"cwnd_bytes", "pacing_rate_bps", "srtt_ms", "min_rtt_ms", "latest_rtt_ms",
@@ -144,3 +152,21 @@ def test_idle_player_neither_times_out_nor_loses_its_rate() -> None:
             assert e["send_rate_bps"] >= 0.8 * e["target_rate_bps"]  # never an idle-cut MI
     late = [e["target_rate_bps"] for e in events if e["t_ms"] > 10_000]
     assert min(late) > 6e6  # still near the 12 Mbit/s link between downloads
+
+
+def test_live_source_captures_its_bitrate_one_frame_at_a_time() -> None:
+    src = LiveSource(2.4, fps=30, gop_s=2.0, keyframe_ratio=8.0)
+    gop_bytes = 2.4e6 / 8 * 2.0
+    assert src.keyframe_bytes == pytest.approx(8 * src.delta_bytes)
+    assert src.captured_bytes(0.0) == pytest.approx(src.keyframe_bytes)  # frame 0 is a keyframe
+    assert src.captured_bytes(1.999) == pytest.approx(gop_bytes)  # 60 frames, one keyframe
+    assert src.captured_bytes(2.0) == pytest.approx(gop_bytes + src.keyframe_bytes)
+    assert src.captured_bytes(1 / 30 + 1e-9) - src.captured_bytes(0.0) == pytest.approx(
+        src.delta_bytes)
+    # As an application the sender has data only while captured frames are unsent.
+    sim = Simulator(Link(50.0, 0.040, 250_000), seed=1)
+    src.flow = sim.add_flow(create_controller("cubic", {}, seed=1), app=src)
+    sim.run(4.0)
+    sent = src.flow.stats.sent_packets * src.flow.mss
+    assert src.captured_bytes(3.9) <= sent <= src.captured_bytes(4.0) + src.flow.mss
+
