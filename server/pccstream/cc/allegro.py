@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from .monitor_interval import MiResult
 from .params import param
-from .pcc_sender import MiTag, PccParams, PccSender, SlowStart, Verdict
+from .pcc_sender import SLOW_START_HOLDS, MiTag, PccParams, PccSender, SlowStart, Verdict
 from .utility import allegro_latency_utility, allegro_utility
 
 
@@ -101,7 +101,7 @@ class Allegro(PccSender):
                 send=result.send_rate, ack_frames=result.rtt_samples,
                 latency_only=result.loss < self.p.loss_threshold, send_fill=result.send_fill)
             old = self.rate
-            if action in ("pipe-growing", "ack-burst", "app-idle"):
+            if action in SLOW_START_HOLDS:
                 return Verdict("hold:" + action)
             if action == "double":
                 self.rate = self.clamp(2 * self.rate)

@@ -542,6 +542,8 @@ class PccSender(Controller):
 
 # The ACK-burst test needs a delivery rate measured over at least two gaps between frames.
 MIN_BURST_ACK_FRAMES = 3
+# SlowStart.on_result actions that keep the rate and report why (decision `hold:<action>`).
+SLOW_START_HOLDS = ("pipe-growing", "ack-burst", "app-idle")
 
 
 class SlowStart:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from .monitor_interval import MiResult
 from .params import param
-from .pcc_sender import MiTag, PccParams, PccSender, SlowStart, Verdict
+from .pcc_sender import SLOW_START_HOLDS, MiTag, PccParams, PccSender, SlowStart, Verdict
 from .utility import MBIT, filter_rtt_gradient, small_sample_factor, vivace_utility
 
 # m(tau) is linear up to this many consecutive same-direction decisions, then grows 2x.
@@ -390,7 +390,7 @@ class Vivace(PccSender):
             result.target_rate, utility, self.rate, delivery=result.delivery_rate,
             send=result.send_rate, ack_frames=result.rtt_samples,
             latency_only=result.loss < self.p.ss_loss_ignore, send_fill=result.send_fill)
-        if action in ("pipe-growing", "ack-burst", "app-idle"):
+        if action in SLOW_START_HOLDS:
             return Verdict("hold:" + action)
         if action == "double":
             old = self.rate
