@@ -163,6 +163,8 @@ class FakeBuffer implements LiveBuffer {
   init = 0;
   /** Renditions of the init segments appended, in order. */
   inits: number[] = [];
+  /** Each chunk appended, with the rendition of the init segment it was appended under. */
+  underInit: { group: number; init: number | undefined }[] = [];
   constructor(private readonly video: { currentTime: number }) {}
   async append(data: Uint8Array<ArrayBuffer>): Promise<void> {
     if (data.length === 1) {
@@ -174,6 +176,7 @@ class FakeBuffer implements LiveBuffer {
     const g = view.getUint32(0);
     const frame = view.getUint16(4);
     this.appended.push(`${g}:${frame}`);
+    this.underInit.push({ group: g, init: this.inits[this.inits.length - 1] });
     const start = (g * F + frame) / FPS;
     this.add({ start, end: start + 1 / FPS });
   }
@@ -226,9 +229,9 @@ const flush = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 
  * `s` seconds of fake time (its sleeps move the clock). The playhead advances at the playback
  * rate while playing and media is buffered; latency is sampled every tick.
  */
-function harness(channel: FakeChannel, p: PlayerParams = params()) {
+function harness(channel: FakeChannel, p: PlayerParams = params(), makeBuffer = (video: { currentTime: number }) => new FakeBuffer(video)) {
   const video = { currentTime: 0, playbackRate: 1 };
-  const buffer = new FakeBuffer(video);
+  const buffer = makeBuffer(video);
   let playing = false;
   let stallMs = 0;
   const latencies: number[] = [];
@@ -442,6 +445,26 @@ describe('LivePlayer', () => {
     const trace = h.player.abrTrace();
     expect(trace).not.toBeNull();
     expect(replayTrace(trace as AbrTrace).map((d) => d.rendition)).toEqual(log.map((s) => [300_000, 750_000, 1_500_000, 2_500_000, 3_000_000].findIndex((b) => b / 1000 === s.toKbps)));
+  });
+
+  it('appends each group under its own rendition\'s init segment even when its stream ends before its chunks are appended', async () => {
+    // A SourceBuffer that takes a task per append: a whole group of the new rendition can be
+    // read to its end while the chunks before it are still being appended (CI, session 15:
+    // Chromium failed to decode a 1500k keyframe appended under the 3000k init segment).
+    class SlowBuffer extends FakeBuffer {
+      override async append(data: Uint8Array<ArrayBuffer>): Promise<void> {
+        await flush();
+        await super.append(data);
+      }
+    }
+    const channel = new FakeChannel([300_000, 750_000, 1_500_000, 2_500_000, 3_000_000]);
+    channel.chunkBytes = 20_000;
+    channel.delayMs = 600; // groups arrive late and whole, while earlier chunks wait to be appended
+    const h = harness(channel, params({ abr: true, targetLatencyMs: 1000 }, { bitrateKbps: 2500 }), (video) => new SlowBuffer(video));
+    await h.advance(15);
+    expect(new Set(channel.groupRendition.values()).size).toBeGreaterThan(1);
+    const wrong = h.buffer.underInit.filter((c) => c.init !== channel.groupRendition.get(c.group));
+    expect(wrong).toEqual([]);
   });
 
   it('without abr has no switch log', async () => {

@@ -120,7 +120,7 @@ export class LivePlayer implements ViewerPlayer {
   private subscribing = false;
   /** Init segments by rendition, fetched once each. */
   private readonly inits = new Map<number, Promise<Uint8Array<ArrayBuffer>>>();
-  /** The rendition of each group whose stream is open (from its header). */
+  /** The rendition of each group, from its header; kept until the feed is past the group. */
   private readonly groupRendition = new Map<number, number>();
   /** Groups the player gave up: true after playback started (lost, for ABR), false before. */
   private readonly abandoned = new Map<number, boolean>();
@@ -364,7 +364,6 @@ export class LivePlayer implements ViewerPlayer {
    * decision. Groups given up before playback started are no evidence either way.
    */
   private groupEnded(group: number, delivered: boolean): void {
-    this.groupRendition.delete(group);
     const abandoned = this.abandoned.get(group);
     this.abandoned.delete(group);
     if (this.abr === null || this.stopped || abandoned === false) return;
@@ -437,6 +436,9 @@ export class LivePlayer implements ViewerPlayer {
     try {
       // A restarted timeline replaces the scheduler: the old one's chunks are not appended.
       for (let item = scheduler.take(); item !== null && !this.stopped && scheduler === this.scheduler; item = scheduler.take()) {
+        // A group's rendition is kept until the feed is past the group: its stream may end
+        // long before its chunks are appended, and they need its init segment.
+        for (const g of this.groupRendition.keys()) if (g < item.group) this.groupRendition.delete(g);
         const r = this.groupRendition.get(item.group) ?? this.appendedRendition;
         const rendition = r === null ? undefined : this.info?.renditions[r];
         if (r !== null && rendition && r !== this.appendedRendition) {
