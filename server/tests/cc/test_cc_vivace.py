@@ -553,9 +553,37 @@ def test_decrease_after_an_overshoot_keeps_the_centre_less_eps(floor: bool) -> N
     else:
         assert mbps(v.rate) < 10.5 * 0.95 - 0.5
     # An ordinary pair (no overshoot in it) still steps as far as the gradient says.
-    v = probing_vivace(10.0, theta0=2.0, omega0=1.0, overshoot_step_floor=floor)
+    v = probing_vivace(10.0, theta0=2.0, omega0=1.0, overshoot_step_floor=floor,
+                       clean_probe_step_floor=False)
     assert feed_probes(v, 0.0, 1.0) == "decrease"
     assert mbps(v.rate) < 10.0 * 0.95 - 0.5
+
+
+def _decide_pair(v: Vivace, *, lo_loss: float = 0.0, lo_gradient: float = 0.0) -> str:
+    """Feed a pair whose higher probe grew the queue (utility 0 against 1)."""
+    verdict = ""
+    for slot, rate in enumerate(v._probe_rates):
+        is_hi = rate > v.rate
+        r = result(mbps(rate), tag=MiTag(v.epoch, "probe", slot),
+                   gradient=0.1 if is_hi else lo_gradient, loss=0.0 if is_hi else lo_loss)
+        verdict = v.on_mi_finished(0.0, r, 0.0 if is_hi else 1.0).decision
+    return verdict
+
+
+@pytest.mark.parametrize("floor", [False, True])
+def test_decrease_stops_at_a_lower_probe_that_saw_no_congestion(floor: bool) -> None:
+    v = probing_vivace(10.0, theta0=2.0, omega0=1.0, clean_probe_step_floor=floor)
+    assert _decide_pair(v) == "decrease"
+    if floor:
+        # The peak lies between the probes: the step ends at the lower one, 10 x (1 - eps).
+        assert mbps(v.rate) == pytest.approx(9.5)
+    else:
+        assert mbps(v.rate) < 9.5 - 0.5
+    # A lower probe that lost a packet, or saw its RTT grow, bounds nothing.
+    for dirty in ({"lo_loss": 0.01}, {"lo_gradient": 0.1}):
+        v = probing_vivace(10.0, theta0=2.0, omega0=1.0, clean_probe_step_floor=floor)
+        assert _decide_pair(v, **dirty) == "decrease"
+        assert mbps(v.rate) < 9.5 - 0.5
 
 
 def test_overshoot_reuse_can_be_turned_off() -> None:
@@ -835,6 +863,38 @@ def test_drains_wait_queue_drain_interval_rtts() -> None:
     v.rtt_stats.update(0.030)
     v.on_mi_finished(1.0, _queued(v, 12.0, "hold", rtt_mean=0.035, rtt_min=0.034), 1.0)
     assert v._next_drain_at == pytest.approx(1.0 + 2 * 0.030)
+
+
+@pytest.mark.parametrize("ours", [True, False])
+def test_a_deep_drain_delivered_at_its_send_rate_found_the_path_not_our_queue(ours: bool) -> None:
+    v = probing_vivace(12.0)
+    v.rtt_stats.update(0.030)
+    # The mean RTT 24 ms above the 30 ms minimum: the drain sends 12 x (1 - 24/30) -> half.
+    v.on_mi_finished(1.0, _queued(v, 12.0, "hold", rtt_mean=0.054, rtt_min=0.053), 1.0)
+    rate, tag = v.plan_next_mi(1.0)
+    assert tag.role == "drain" and mbps(rate) == pytest.approx(6.0)
+    # A queue of ours keeps the bottleneck at 12 Mbit/s while the drain sends 6; a longer
+    # path delivers the 6 Mbit/s as sent.
+    drain = dataclasses.replace(result(6.0, tag=tag),
+                                delivery_rate=(12.0 if ours else 6.1) * MBIT / 8)
+    assert v.on_mi_finished(1.05, drain, 0.0).decision == "drained"
+    if ours:
+        assert v.path_queue_drains == 0 and v._next_drain_at == pytest.approx(1.0 + 4 * 0.030)
+        return
+    assert v.path_queue_drains == 1 and v._drain_backoff == 64
+    assert v._next_drain_at == pytest.approx(1.05 + 4 * 64 * 0.030)
+    # Judged again when the RTT is back at the path's minimum: a queue after that is new.
+    after = _queued(v, 12.0, "hold", rtt_mean=0.0305, rtt_min=0.030)
+    v.on_mi_finished(1.2, dataclasses.replace(after, start_time=1.1), 1.0)
+    assert v._drain_backoff == 1 and v._next_drain_at == pytest.approx(1.2 + 4 * 0.030)
+    # Off: the drain is judged only by the RTT after it (session 6).
+    v = probing_vivace(12.0, queue_drain_delivery_test=False)
+    v.rtt_stats.update(0.030)
+    v.on_mi_finished(1.0, _queued(v, 12.0, "hold", rtt_mean=0.054, rtt_min=0.053), 1.0)
+    rate, tag = v.plan_next_mi(1.0)
+    drain = dataclasses.replace(result(6.0, tag=tag), delivery_rate=6.1 * MBIT / 8)
+    v.on_mi_finished(1.05, drain, 0.0)
+    assert v.path_queue_drains == 0 and v._drain_backoff == 1
 
 
 def test_outage_restarts_slow_start_capped_at_the_rate_before() -> None:
