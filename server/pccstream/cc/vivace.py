@@ -110,7 +110,7 @@ class VivaceParams(PccParams):
         4.0, "at least this many smoothed RTTs between two queue drains (doubled after each "
         "drain that did not lower the queue, up to 64 x)", lo=0.0, hi=1000.0)
     queue_drain_delivery_test: bool = param(
-        True, "a queue drain that sent at least a quarter below the rate judges itself by "
+        False, "a queue drain that sent at least a quarter below the rate judges itself by "
         "its delivery rate: a queue of ours keeps the bottleneck busy while the drain MI "
         "runs, so its packets leave at capacity, faster than they were sent (1 / (1 - depth) "
         "x); delivered at about the rate sent (below 1 + depth / 2 x), the RTT above the "
@@ -177,7 +177,7 @@ class VivaceParams(PccParams):
         "again at eps per probe cycle; on the real stack that sawtooth held the mean rate "
         "at 0.92-0.94 of capacity (off: the step as the gradient sets it)")
     clean_probe_step_floor: bool = param(
-        True, "a decrease decided on a pair whose lower probe saw neither an RTT gradient "
+        False, "a decrease decided on a pair whose lower probe saw neither an RTT gradient "
         "nor a loss lands no lower than that probe's rate: the pair brackets the utility's "
         "peak (a concave utility that fell from the lower probe to the higher peaks between "
         "them), so a step clipped at omega below the centre leaves the bracket for a rate "

@@ -867,7 +867,7 @@ def test_drains_wait_queue_drain_interval_rtts() -> None:
 
 @pytest.mark.parametrize("ours", [True, False])
 def test_a_deep_drain_delivered_at_its_send_rate_found_the_path_not_our_queue(ours: bool) -> None:
-    v = probing_vivace(12.0)
+    v = probing_vivace(12.0, queue_drain_delivery_test=True)
     v.rtt_stats.update(0.030)
     # The mean RTT 24 ms above the 30 ms minimum: the drain sends 12 x (1 - 24/30) -> half.
     v.on_mi_finished(1.0, _queued(v, 12.0, "hold", rtt_mean=0.054, rtt_min=0.053), 1.0)
