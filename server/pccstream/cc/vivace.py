@@ -113,10 +113,11 @@ class VivaceParams(PccParams):
         False, "a queue drain that sent at least a quarter below the rate judges itself by "
         "its delivery rate: a queue of ours keeps the bottleneck busy while the drain MI "
         "runs, so its packets leave at capacity, faster than they were sent (1 / (1 - depth) "
-        "x); delivered at about the rate sent (below 1 + depth / 2 x), the RTT above the "
-        "minimum was the path's (a longer route, another flow's queue) and the next drain "
-        "waits the longest backoff at once instead of doubling its way there through "
-        "drains sent at up to half the rate (off: session 6, judged by the RTT after it)")
+        "x, or 1 + depth x share with other flows); delivered slower than 1 + depth / 4 x, "
+        "the RTT above the minimum was the path's (a longer route, another flow's queue) and "
+        "the next drain waits the longest backoff at once instead of doubling its way there "
+        "through drains sent at up to half the rate. An MI back at the min RTT ends any "
+        "drain's wait (off: session 6, judged by the RTT after it)")
     outage_timeouts: int = param(
         2, "an outage is this many MI timeouts in a row with nothing acked between them "
         "(every packet lost, not a slower path, which still delivers). The timeouts halve "
