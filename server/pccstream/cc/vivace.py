@@ -480,8 +480,7 @@ class Vivace(PccSender):
         if queue_s <= threshold:
             # The path's RTT is back at its minimum: a queue from now on is new.
             if p.queue_drain_delivery_test:
-                self._next_drain_at = min(
-                    self._next_drain_at, now + p.queue_drain_interval_rtts * stats.smoothed_rtt)
+                self._next_drain_at = min(self._next_drain_at, self._drain_wait_until(now, 1))
             self._drain_backoff = 1
             return
         if now < self._next_drain_at:
@@ -493,9 +492,12 @@ class Vivace(PccSender):
         self._drain_rate = self.clamp(self.rate * max(0.5, 1 - queue_s / mi_s))
         self._drained_queue = queue_s
         self._drain_depth = 1 - self._drain_rate / self.rate if self.rate > 0 else 0.0
-        self._next_drain_at = (now + p.queue_drain_interval_rtts * self._drain_backoff
-                               * stats.smoothed_rtt)
+        self._next_drain_at = self._drain_wait_until(now, self._drain_backoff)
         self.queue_drains += 1
+
+    def _drain_wait_until(self, now: float, backoff: int) -> float:
+        """The earliest time of the next queue drain, `backoff` intervals from `now`."""
+        return now + self.p.queue_drain_interval_rtts * backoff * self.rtt_stats.smoothed_rtt
 
     def _judge_drain_delivery(self, drain: MiResult, *, now: float) -> None:
         """queue_drain_delivery_test: a deep drain delivered no faster than it sent found no
@@ -507,8 +509,7 @@ class Vivace(PccSender):
         if drain.delivery_rate >= drain.send_rate * (1 + depth / 4):
             return  # the bottleneck ran at capacity under the drain: the queue was ours
         self._drain_backoff = QUEUE_DRAIN_MAX_BACKOFF
-        self._next_drain_at = (now + self.p.queue_drain_interval_rtts * self._drain_backoff
-                               * self.rtt_stats.smoothed_rtt)
+        self._next_drain_at = self._drain_wait_until(now, self._drain_backoff)
         self.path_queue_drains += 1
 
     def _enter_probing(self, known_high: tuple[MiResult, float] | None = None) -> None:
