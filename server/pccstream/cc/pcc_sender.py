@@ -49,6 +49,11 @@ class PccParams:
     mi_timeout_rtts: float = param(
         5.0, "MI timeout: if an MI's packets are not all acked/lost this many smoothed RTTs "
         "after its last send, halve the rate (thesis 4.4; 0 = off)", lo=0.0, hi=100.0)
+    mi_timeout_min_ms: float = param(
+        150.0, "the MI timeout is never shorter than this: at a 10 ms RTT five RTTs are 50 ms, "
+        "so a path that gets 90 ms longer (the thesis's RTT redrawn between 10 and 100 ms) "
+        "times out every MI in flight although nothing was lost (cf. TCP's minimum RTO, "
+        "RFC 6298 2.4; 0 = no floor)", lo=0.0, hi=10_000.0)
     cwnd_gain: float = param(
         2.0, "safety window = cwnd_gain x rate x srtt, so the window never limits a PCC "
         "sender in steady state", lo=1.0, hi=20.0)
@@ -447,7 +452,8 @@ class PccSender(Controller):
         # deep buffer, the current srtt grows as fast as the delay and a deadline in current
         # RTTs would never arrive. An MI is late when its first feedback has not arrived
         # that long after it started, or its last that long after its last send.
-        timeout = self.params.mi_timeout_rtts * mi.rtt_at_start
+        timeout = max(self.params.mi_timeout_rtts * mi.rtt_at_start,
+                      self.params.mi_timeout_min_ms / 1000)
         deadlines = []
         if mi.packets_acked + mi.packets_lost == 0:
             deadlines.append(mi.start_time + timeout)

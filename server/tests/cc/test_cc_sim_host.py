@@ -93,16 +93,26 @@ def _timeout_events(params: dict[str, str], link: Link, until: float
 def test_timeout_after_a_longer_path_is_undone() -> None:
     # The RTT steps from 10 to 100 ms at 4 s (the thesis's redrawn RTT): no feedback for ten
     # old RTTs times the MI out, but the late packets all arrive at the old rate.
+    # Without the timeout's floor (mi_timeout_min_ms), five 10 ms RTTs expire first.
     link = Link(20.0, 0.01, 300_000, rtt_schedule=[(4.0, 0.1)])
-    ctrl, events = _timeout_events({}, link, 5.0)
+    no_floor = {"mi_timeout_min_ms": "0"}
+    ctrl, events = _timeout_events(no_floor, link, 5.0)
     decisions = [e["decision"] for e in events]
     assert "timeout" in decisions and "timeout-undone" in decisions
     assert ctrl.timeouts_undone >= 1
     undone = next(e for e in events if e["decision"] == "timeout-undone")
     assert undone["step_bps"] > 0
-    off, off_events = _timeout_events({"timeout_undo": "0"}, link, 5.0)
+    off, off_events = _timeout_events({**no_floor, "timeout_undo": "0"}, link, 5.0)
     assert off.timeouts >= 1 and off.timeouts_undone == 0
     assert "timeout-undone" not in [e["decision"] for e in off_events]
+
+
+def test_the_timeout_floor_outlasts_a_longer_path() -> None:
+    # The same 90 ms step: the default floor (150 ms) waits it out, so no MI times out.
+    link = Link(20.0, 0.01, 300_000, rtt_schedule=[(4.0, 0.1)])
+    ctrl, events = _timeout_events({}, link, 5.0)
+    assert ctrl.timeouts == 0
+    assert "timeout" not in [e["decision"] for e in events]
 
 
 def test_timeout_after_a_capacity_drop_stands() -> None:

@@ -390,7 +390,8 @@ def _poke(v: Vivace, d: Driver, t: float) -> None:
 @pytest.mark.parametrize("rtts", [5.0, 2.0])
 def test_mi_timeout_without_any_feedback(rtts: float) -> None:
     from pccstream.cc import create_controller
-    v = create_controller("vivace", {"mi_timeout_rtts": str(rtts)}, seed=1)
+    v = create_controller(
+        "vivace", {"mi_timeout_rtts": str(rtts), "mi_timeout_min_ms": "0"}, seed=1)
     assert isinstance(v, Vivace)
     d, rate, start, _ = _one_mi_then_dark(v, acked=0)
     rtt0 = v.queue.oldest.rtt_at_start if v.queue.oldest else 0.0
@@ -407,7 +408,8 @@ def test_mi_timeout_without_any_feedback(rtts: float) -> None:
 @pytest.mark.parametrize("rtts", [5.0, 2.0])
 def test_mi_timeout_with_missing_tail(rtts: float) -> None:
     from pccstream.cc import create_controller
-    v = create_controller("vivace", {"mi_timeout_rtts": str(rtts)}, seed=1)
+    v = create_controller(
+        "vivace", {"mi_timeout_rtts": str(rtts), "mi_timeout_min_ms": "0"}, seed=1)
     assert isinstance(v, Vivace)
     d, rate, _, last_sent = _one_mi_then_dark(v, acked=3)
     oldest = v.queue.oldest
@@ -419,11 +421,27 @@ def test_mi_timeout_with_missing_tail(rtts: float) -> None:
     assert v.timeouts == 1 and v.rate == pytest.approx(rate / 2)
 
 
+def test_mi_timeout_is_never_shorter_than_its_floor() -> None:
+    from pccstream.cc import create_controller
+    v = create_controller("vivace", {"mi_timeout_min_ms": "300"}, seed=1)
+    assert isinstance(v, Vivace)
+    d, rate, start, _ = _one_mi_then_dark(v, acked=0)
+    rtt0 = v.queue.oldest.rtt_at_start if v.queue.oldest else 0.0
+    assert 5 * rtt0 < 0.300  # the floor, not the RTTs, sets this MI's deadline
+    # Past five RTTs but inside the floor: a path that got longer, not yet a timeout.
+    _poke(v, d, start + 5 * rtt0 * 1.05)
+    _poke(v, d, start + 0.295)
+    assert v.timeouts == 0
+    _poke(v, d, start + 0.305)
+    assert v.timeouts == 1 and v.rate == pytest.approx(rate / 2)
+
+
 def test_shorter_timeout_fires_sooner_and_zero_never_fires() -> None:
     from pccstream.cc import create_controller
     fired = {}
     for setting in ("5", "2", "0"):
-        v = create_controller("vivace", {"mi_timeout_rtts": setting}, seed=1)
+        v = create_controller(
+            "vivace", {"mi_timeout_rtts": setting, "mi_timeout_min_ms": "0"}, seed=1)
         assert isinstance(v, Vivace)
         d, _, start, _ = _one_mi_then_dark(v, acked=0)
         t = start
