@@ -33,6 +33,11 @@ from .utility import MBIT, filter_rtt_gradient, small_sample_factor, vivace_util
 AMPLIFIER_LINEAR_UNTIL = 3
 # queue_drain waits at most this many times its interval after drains that found no queue.
 QUEUE_DRAIN_MAX_BACKOFF = 64
+# queue_drain_rebase: a drain that removed less than this share of the queue it was sized to
+# remove found the path longer (a queue of ours shrinks by about all of it).
+REBASE_MAX_REMOVED_SHARE = 0.25
+# ... and it takes this many such drains in a row.
+REBASE_FUTILE_DRAINS = 2
 # queue_drain_delivery_test judges only drains at least this far below the rate: a shallower
 # one leaves the bottleneck's rate within the delivery rate's noise of the rate sent.
 DELIVERY_TEST_MIN_DEPTH = 0.25
@@ -109,6 +114,13 @@ class VivaceParams(PccParams):
     queue_drain_interval_rtts: float = param(
         4.0, "at least this many smoothed RTTs between two queue drains (doubled after each "
         "drain that did not lower the queue, up to 64 x)", lo=0.0, hi=1000.0)
+    queue_drain_rebase: bool = param(
+        False, "a queue drain that removed less than a quarter of what it should have (its "
+        "depth x the MI's length) found the path longer, not a queue of ours: later drains "
+        "measure the queue above the smallest RTT seen since then instead of the connection's "
+        "min RTT, which still holds the shorter path. One failed drain per path change "
+        "instead of a drain at up to half the rate every 4, 8, 16 ... RTTs; a queue we build "
+        "on the longer path is still drained")
     queue_drain_delivery_test: bool = param(
         False, "a queue drain that sent at least a quarter below the rate judges itself by "
         "its delivery rate: a queue of ours keeps the bottleneck busy while the drain MI "
@@ -208,6 +220,12 @@ class Vivace(PccSender):
         self._drain_backoff = 1
         self.queue_drains = 0
         self._drain_depth = 0.0  # how far below the rate the planned queue drain sends
+        # queue_drain_rebase: the RTT floor of a path that got longer (None: the min RTT),
+        # and how much queue the last planned drain should remove.
+        self._path_rtt_base: float | None = None
+        self._drain_expected = 0.0
+        self._futile_drains = 0  # drains in a row that removed almost none of their queue
+        self.path_rebases = 0
         self.path_queue_drains = 0  # drains that found the queue was the path's
         # epsilon_noise: smoothed noise bound of the RTT gradient of decided MIs.
         self.gradient_noise = 0.0
@@ -348,6 +366,7 @@ class Vivace(PccSender):
         assert isinstance(result.tag, MiTag)
         role = result.tag.role
         if role == "drain":
+            self._path_floor(result)  # the drain's own samples show how low the RTT goes
             self._judge_drain_delivery(result, now=now)
             return Verdict("drained")  # sent below capacity on purpose: no evidence
         if not result.useful:
@@ -465,16 +484,28 @@ class Vivace(PccSender):
             return
         if self._drained_queue is not None and mi.start_time < self._drain_sent_at:
             return  # sent before the drain: it can neither judge it nor ask for another
-        min_rtt = stats.min_rtt_or(stats.latest_rtt)
+        min_rtt = self._path_floor(mi)
         level = mi.rtt_min if p.queue_drain_min_rtt and mi.rtt_min > 0 else mi.rtt_mean
         queue_s = level - min_rtt
-        threshold = self._queue_threshold()
+        threshold = self._queue_threshold(min_rtt)
         if self._drained_queue is not None:
             # The first MI sent after a drain judges it: a queue that came back at once (or
             # never left) is not ours to drain, so wait longer before the next attempt.
             failed = queue_s > max(threshold, 0.5 * self._drained_queue)
             self._drain_backoff = (min(QUEUE_DRAIN_MAX_BACKOFF, 2 * self._drain_backoff)
                                    if failed else 1)
+            removed = self._drained_queue - queue_s
+            futile = (failed and mi.rtt_min > 0
+                      and removed < REBASE_MAX_REMOVED_SHARE * self._drain_expected)
+            self._futile_drains = self._futile_drains + 1 if futile else 0
+            if p.queue_drain_rebase and self._futile_drains >= REBASE_FUTILE_DRAINS:
+                # Sending below the rate did not lower the RTT, twice in a row (a host stall
+                # can spoil one drain): the path is longer.
+                self._futile_drains = 0
+                self._path_rtt_base = mi.rtt_min
+                self.path_rebases += 1
+                queue_s = level - mi.rtt_min
+                threshold = self._queue_threshold(mi.rtt_min)
             self._drained_queue = None
             self._drain_sent_at = math.inf
         if queue_s <= threshold:
@@ -492,8 +523,24 @@ class Vivace(PccSender):
         self._drain_rate = self.clamp(self.rate * max(0.5, 1 - queue_s / mi_s))
         self._drained_queue = queue_s
         self._drain_depth = 1 - self._drain_rate / self.rate if self.rate > 0 else 0.0
+        self._drain_expected = min(queue_s, self._drain_depth * mi_s)
         self._next_drain_at = self._drain_wait_until(now, self._drain_backoff)
         self.queue_drains += 1
+
+    def _path_floor(self, mi: MiResult) -> float:
+        """The RTT a queue is measured above: the min RTT, or (queue_drain_rebase) the
+        smallest RTT since a drain found the path longer; lower samples pull it back down."""
+        stats = self.rtt_stats
+        min_rtt = stats.min_rtt_or(stats.latest_rtt)
+        base = self._path_rtt_base
+        if base is None:
+            return min_rtt
+        if 0 < mi.rtt_min < base:
+            base = self._path_rtt_base = mi.rtt_min
+        if base <= min_rtt:
+            self._path_rtt_base = None
+            return min_rtt
+        return base
 
     def _drain_wait_until(self, now: float, backoff: int) -> float:
         """The earliest time of the next queue drain, `backoff` intervals from `now`."""
@@ -598,10 +645,12 @@ class Vivace(PccSender):
     def _ref_utility(self) -> float:
         return self._ref[1] if self._ref is not None else 0.0
 
-    def _queue_threshold(self) -> float:
-        """The smallest rise of the RTT floor that is queue, not the sender's own burst."""
+    def _queue_threshold(self, min_rtt: float | None = None) -> float:
+        """The smallest rise above the path's RTT floor (`min_rtt`, by default the min RTT)
+        that is queue, not the sender's own burst."""
         p, stats = self.p, self.rtt_stats
-        min_rtt = stats.min_rtt_or(stats.latest_rtt)
+        if min_rtt is None:
+            min_rtt = stats.min_rtt_or(stats.latest_rtt)
         threshold = max(p.queue_drain * min_rtt, p.queue_drain_floor_ms / 1000)
         if p.queue_drain_min_rtt and self.rate > 0:
             # The pacer releases packets in pairs (pacing.PACING_WAKE_QUANTUM): at a

@@ -166,3 +166,27 @@ def test_outage_recovery_resumes_near_the_rate_before() -> None:
     assert on.rate_before_mbps > 10.0
     assert on.recovery_s is not None and on.recovery_s <= OUTAGE_BOUND_S
     assert off.recovery_s is None or off.recovery_s > on.recovery_s + 0.5
+
+
+def test_a_drain_that_finds_a_longer_path_rebases_the_queue_floor() -> None:
+    # The RTT steps from 20 to 80 ms at 4 s: the connection's min RTT keeps 20 ms, so every MI
+    # seems to stand on a 60 ms queue. Without queue_drain_rebase the drains go on at
+    # growing intervals, each at up to half the rate; with it, the first failed drain moves
+    # the floor to the longer path and a queue of ours on it is still drained.
+    link = Link(20.0, 0.02, 300_000, rtt_schedule=[(4.0, 0.08)])
+    def drains_after_step(rebase: str) -> tuple[int, Any]:
+        _, ctrl, events = _run("vivace", link, until=14.0, params={"queue_drain_rebase": rebase})
+        return sum(1 for e in events if e["type"] == "mi" and e["decision"] == "drained"
+                   and e["t_ms"] > 4500), ctrl
+    off, _ = drains_after_step("0")
+    on, ctrl = drains_after_step("1")
+    assert ctrl.path_rebases >= 1 and ctrl._path_rtt_base is not None
+    assert 0.08 <= ctrl._path_rtt_base < 0.09
+    assert on < off
+
+
+def test_drains_on_a_fixed_path_never_rebase() -> None:
+    # 12 Mbit/s, 30 ms, one BDP of queue, browser-like ACKs: the drains remove queue of ours.
+    _, ctrl, _ = _run("vivace", Link(12.0, 0.03, 45_000), until=20.0, receiver=BROWSER_HOST,
+                      params={"queue_drain_rebase": "1"})
+    assert ctrl.queue_drains > 0 and ctrl.path_rebases == 0
