@@ -115,12 +115,13 @@ class VivaceParams(PccParams):
         4.0, "at least this many smoothed RTTs between two queue drains (doubled after each "
         "drain that did not lower the queue, up to 64 x)", lo=0.0, hi=1000.0)
     queue_drain_rebase: bool = param(
-        False, "a queue drain that removed less than a quarter of what it should have (its "
-        "depth x the MI's length) found the path longer, not a queue of ours: later drains "
-        "measure the queue above the smallest RTT seen since then instead of the connection's "
-        "min RTT, which still holds the shorter path. One failed drain per path change "
-        "instead of a drain at up to half the rate every 4, 8, 16 ... RTTs; a queue we build "
-        "on the longer path is still drained")
+        False, "two queue drains in a row that each removed less than a quarter of what they "
+        "should have (depth x the MI's length) found the path longer, not a queue of ours: "
+        "later drains measure the queue above the smallest RTT seen since then instead of "
+        "the connection's min RTT, which still holds the shorter path. Two failed drains per "
+        "path change instead of a drain at up to half the rate every 4, 8, 16 ... RTTs; a "
+        "queue we build on the longer path is still drained. Another flow's queue looks "
+        "the same, so with competing flows it lets more queue stand")
     queue_drain_delivery_test: bool = param(
         False, "a queue drain that sent at least a quarter below the rate judges itself by "
         "its delivery rate: a queue of ours keeps the bottleneck busy while the drain MI "

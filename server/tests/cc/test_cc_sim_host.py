@@ -171,8 +171,8 @@ def test_outage_recovery_resumes_near_the_rate_before() -> None:
 def test_a_drain_that_finds_a_longer_path_rebases_the_queue_floor() -> None:
     # The RTT steps from 20 to 80 ms at 4 s: the connection's min RTT keeps 20 ms, so every MI
     # seems to stand on a 60 ms queue. Without queue_drain_rebase the drains go on at
-    # growing intervals, each at up to half the rate; with it, the first failed drain moves
-    # the floor to the longer path and a queue of ours on it is still drained.
+    # growing intervals, each at up to half the rate; with it, the second failed drain in a
+    # row moves the floor to the longer path, where a queue of ours is still drained.
     link = Link(20.0, 0.02, 300_000, rtt_schedule=[(4.0, 0.08)])
     def drains_after_step(rebase: str) -> tuple[int, Any]:
         _, ctrl, events = _run("vivace", link, until=14.0, params={"queue_drain_rebase": rebase})
