@@ -367,7 +367,7 @@ class Vivace(PccSender):
         assert isinstance(result.tag, MiTag)
         role = result.tag.role
         if role == "drain":
-            self._path_floor(result)  # the drain's own samples show how low the RTT goes
+            self._update_path_floor(result)  # the drain's own samples show how low the RTT goes
             self._judge_drain_delivery(result, now=now)
             return Verdict("drained")  # sent below capacity on purpose: no evidence
         if not result.useful:
@@ -485,7 +485,7 @@ class Vivace(PccSender):
             return
         if self._drained_queue is not None and mi.start_time < self._drain_sent_at:
             return  # sent before the drain: it can neither judge it nor ask for another
-        min_rtt = self._path_floor(mi)
+        min_rtt = self._update_path_floor(mi)
         level = mi.rtt_min if p.queue_drain_min_rtt and mi.rtt_min > 0 else mi.rtt_mean
         queue_s = level - min_rtt
         threshold = self._queue_threshold(min_rtt)
@@ -495,16 +495,7 @@ class Vivace(PccSender):
             failed = queue_s > max(threshold, 0.5 * self._drained_queue)
             self._drain_backoff = (min(QUEUE_DRAIN_MAX_BACKOFF, 2 * self._drain_backoff)
                                    if failed else 1)
-            removed = self._drained_queue - queue_s
-            futile = (failed and mi.rtt_min > 0
-                      and removed < REBASE_MAX_REMOVED_SHARE * self._drain_expected)
-            self._futile_drains = self._futile_drains + 1 if futile else 0
-            if p.queue_drain_rebase and self._futile_drains >= REBASE_FUTILE_DRAINS:
-                # Sending below the rate did not lower the RTT, twice in a row (a host stall
-                # can spoil one drain): the path is longer.
-                self._futile_drains = 0
-                self._path_rtt_base = mi.rtt_min
-                self.path_rebases += 1
+            if p.queue_drain_rebase and self._is_rebased_by(mi, failed, queue_s):
                 queue_s = level - mi.rtt_min
                 threshold = self._queue_threshold(mi.rtt_min)
             self._drained_queue = None
@@ -528,9 +519,26 @@ class Vivace(PccSender):
         self._next_drain_at = self._drain_wait_until(now, self._drain_backoff)
         self.queue_drains += 1
 
-    def _path_floor(self, mi: MiResult) -> float:
+    def _is_rebased_by(self, mi: MiResult, failed: bool, queue_s: float) -> bool:
+        """queue_drain_rebase: `mi`, the first MI after a drain, moves the queue's floor to
+        its smallest RTT when this drain and the one before removed almost none of theirs."""
+        removed = (self._drained_queue or 0.0) - queue_s
+        futile = (failed and mi.rtt_min > 0
+                  and removed < REBASE_MAX_REMOVED_SHARE * self._drain_expected)
+        self._futile_drains = self._futile_drains + 1 if futile else 0
+        if self._futile_drains < REBASE_FUTILE_DRAINS:
+            return False
+        # Sending below the rate did not lower the RTT, twice in a row (a host stall can
+        # spoil one drain): the path is longer.
+        self._futile_drains = 0
+        self._path_rtt_base = mi.rtt_min
+        self.path_rebases += 1
+        return True
+
+    def _update_path_floor(self, mi: MiResult) -> float:
         """The RTT a queue is measured above: the min RTT, or (queue_drain_rebase) the
-        smallest RTT since a drain found the path longer; lower samples pull it back down."""
+        smallest RTT since a drain found the path longer; `mi`'s lower samples pull it back
+        down."""
         stats = self.rtt_stats
         min_rtt = stats.min_rtt_or(stats.latest_rtt)
         base = self._path_rtt_base
