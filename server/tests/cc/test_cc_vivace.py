@@ -560,7 +560,7 @@ def test_overshoot_stands_in_for_the_higher_probe_and_the_lower_one_drains() -> 
 
 @pytest.mark.parametrize("floor", [False, True])
 def test_decrease_after_an_overshoot_keeps_the_centre_less_eps(floor: bool) -> None:
-    v = _moving_up(overshoot_step_floor=floor)
+    v = _moving_up(overshoot_step_floor=floor, decrease_to_capacity=False)
     r = result(12.0, tag=MiTag(v.epoch, "move"), gradient=0.1)
     assert v.on_mi_finished(0.0, r, v.mi_utility(r)[0]).decision == "reverse"
     lo = result(10.5 * 0.85, tag=MiTag(v.epoch, "probe", 0))
@@ -572,7 +572,7 @@ def test_decrease_after_an_overshoot_keeps_the_centre_less_eps(floor: bool) -> N
         assert mbps(v.rate) < 10.5 * 0.95 - 0.5
     # An ordinary pair (no overshoot in it) still steps as far as the gradient says.
     v = probing_vivace(10.0, theta0=2.0, omega0=1.0, overshoot_step_floor=floor,
-                       clean_probe_step_floor=False)
+                       clean_probe_step_floor=False, decrease_to_capacity=False)
     assert feed_probes(v, 0.0, 1.0) == "decrease"
     assert mbps(v.rate) < 10.0 * 0.95 - 0.5
 
@@ -590,7 +590,8 @@ def _decide_pair(v: Vivace, *, lo_loss: float = 0.0, lo_gradient: float = 0.0) -
 
 @pytest.mark.parametrize("floor", [False, True])
 def test_decrease_stops_at_a_lower_probe_that_saw_no_congestion(floor: bool) -> None:
-    v = probing_vivace(10.0, theta0=2.0, omega0=1.0, clean_probe_step_floor=floor)
+    v = probing_vivace(10.0, theta0=2.0, omega0=1.0, clean_probe_step_floor=floor,
+                       decrease_to_capacity=False)
     assert _decide_pair(v) == "decrease"
     if floor:
         # The peak lies between the probes: the step ends at the lower one, 10 x (1 - eps).
@@ -599,9 +600,83 @@ def test_decrease_stops_at_a_lower_probe_that_saw_no_congestion(floor: bool) -> 
         assert mbps(v.rate) < 9.5 - 0.5
     # A lower probe that lost a packet, or saw its RTT grow, bounds nothing.
     for dirty in ({"lo_loss": 0.01}, {"lo_gradient": 0.1}):
-        v = probing_vivace(10.0, theta0=2.0, omega0=1.0, clean_probe_step_floor=floor)
+        v = probing_vivace(10.0, theta0=2.0, omega0=1.0, clean_probe_step_floor=floor,
+                           decrease_to_capacity=False)
         assert _decide_pair(v, **dirty) == "decrease"
         assert mbps(v.rate) < 9.5 - 0.5
+
+
+def _pair_with_gradients(v: Vivace, *, hi_gradient: float, lo_gradient: float = 0.0) -> str:
+    """Feed a probe pair with these RTT gradients, each MI with the utility it earns."""
+    verdict = ""
+    for slot, rate in enumerate(v._probe_rates):
+        is_hi = rate > v.rate
+        r = result(mbps(rate), tag=MiTag(v.epoch, "probe", slot),
+                   gradient=hi_gradient if is_hi else lo_gradient)
+        verdict = v.on_mi_finished(0.0, r, v.mi_utility(r)[0]).decision
+    return verdict
+
+
+@pytest.mark.parametrize("on", [False, True])
+def test_decrease_stops_at_the_capacity_the_higher_probes_gradient_implies(on: bool) -> None:
+    # 10.5 Mbit/s grew the queue at 2 % a second: capacity 10.5 / 1.02. The next higher
+    # probe should send about there, so the centre lands at that capacity / (1 + eps).
+    v = probing_vivace(10.0, theta0=2.0, omega0=1.0, decrease_to_capacity=on,
+                       external_rtt_rise=0)
+    assert _pair_with_gradients(v, hi_gradient=0.02) == "decrease"
+    if on:
+        assert mbps(v.rate) == pytest.approx(10.5 / 1.02 / 1.05)
+    else:
+        assert mbps(v.rate) < 9.0
+    # A steep gradient implies a capacity far below: the floor does not hold the step back.
+    v = probing_vivace(10.0, theta0=2.0, omega0=0.1, decrease_to_capacity=on,
+                       external_rtt_rise=0)
+    assert _pair_with_gradients(v, hi_gradient=0.5) == "decrease"
+    assert mbps(v.rate) == pytest.approx(9.0)  # clipped at omega either way
+    # When the lower probe saw the RTT grow too, the queue is not the higher one's excess.
+    v = probing_vivace(10.0, theta0=2.0, omega0=1.0, decrease_to_capacity=on,
+                       external_rtt_rise=0)
+    assert _pair_with_gradients(v, hi_gradient=0.04, lo_gradient=0.02) == "decrease"
+    assert mbps(v.rate) < 9.0
+
+
+@pytest.mark.parametrize("k", [0.0, 3.0])
+def test_an_rtt_rise_no_excess_of_ours_explains_decides_no_pair(k: float) -> None:
+    # The lower probe delivered 9.5 Mbit/s with no RTT growth, so the higher one (10.5)
+    # could grow a queue of ours at most 10.5 / 9.5 - 1 = 10.5 % a second. A path 50 ms
+    # longer read within one 50 ms MI is a gradient of 1.
+    v = probing_vivace(10.0, theta0=2.0, omega0=0.1, external_rtt_rise=k)
+    epoch = v.epoch
+    verdict = _pair_with_gradients(v, hi_gradient=1.0)
+    if k:
+        assert verdict == "external-rise"
+        assert mbps(v.rate) == pytest.approx(10.0) and v.state == "probing"
+        assert v.epoch != epoch and len(v._probe_rates) == 2
+    else:
+        assert verdict == "decrease" and mbps(v.rate) == pytest.approx(9.0)
+    # A gradient our excess can explain (within k times it) still decides.
+    v = probing_vivace(10.0, theta0=2.0, omega0=0.1, external_rtt_rise=k)
+    assert _pair_with_gradients(v, hi_gradient=0.2) == "decrease"
+    # So does one the lower probe saw too: a queue that grows under both is congestion.
+    v = probing_vivace(10.0, theta0=2.0, omega0=0.1, external_rtt_rise=k)
+    assert _pair_with_gradients(v, hi_gradient=1.0, lo_gradient=0.5) == "decrease"
+
+
+@pytest.mark.parametrize("k", [0.0, 3.0])
+def test_a_moving_step_that_meets_a_longer_path_is_probed_not_undone(k: float) -> None:
+    v = _moving_up(external_rtt_rise=k)
+    # 12 Mbit/s against the 10.5 the reference delivered cleanly: up to 14 % a second.
+    r = result(12.0, tag=MiTag(v.epoch, "move"), gradient=1.0)
+    verdict = v.on_mi_finished(0.0, r, v.mi_utility(r)[0]).decision
+    if k:
+        assert verdict == "external-rise"
+        assert mbps(v.rate) == pytest.approx(12.0) and v.state == "probing"
+        assert len(v._probe_rates) == 2  # a fresh pair, no overshoot stands in for one
+    else:
+        assert verdict == "reverse" and mbps(v.rate) == pytest.approx(10.5)
+    v = _moving_up(external_rtt_rise=k)
+    r = result(12.0, tag=MiTag(v.epoch, "move"), gradient=0.1)
+    assert v.on_mi_finished(0.0, r, v.mi_utility(r)[0]).decision == "reverse"
 
 
 def test_overshoot_reuse_can_be_turned_off() -> None:
