@@ -621,21 +621,18 @@ def _pair_with_gradients(v: Vivace, *, hi_gradient: float, lo_gradient: float = 
 def test_decrease_stops_at_the_capacity_the_higher_probes_gradient_implies(on: bool) -> None:
     # 10.5 Mbit/s grew the queue at 2 % a second: capacity 10.5 / 1.02. The next higher
     # probe should send about there, so the centre lands at that capacity / (1 + eps).
-    v = probing_vivace(10.0, theta0=2.0, omega0=1.0, decrease_to_capacity=on,
-                       external_rtt_rise=0)
+    v = probing_vivace(10.0, theta0=2.0, omega0=1.0, decrease_to_capacity=on)
     assert _pair_with_gradients(v, hi_gradient=0.02) == "decrease"
     if on:
         assert mbps(v.rate) == pytest.approx(10.5 / 1.02 / 1.05)
     else:
         assert mbps(v.rate) < 9.0
     # A steep gradient implies a capacity far below: the floor does not hold the step back.
-    v = probing_vivace(10.0, theta0=2.0, omega0=0.1, decrease_to_capacity=on,
-                       external_rtt_rise=0)
+    v = probing_vivace(10.0, theta0=2.0, omega0=0.1, decrease_to_capacity=on)
     assert _pair_with_gradients(v, hi_gradient=0.5) == "decrease"
     assert mbps(v.rate) == pytest.approx(9.0)  # clipped at omega either way
     # When the lower probe saw the RTT grow too, the queue is not the higher one's excess.
-    v = probing_vivace(10.0, theta0=2.0, omega0=1.0, decrease_to_capacity=on,
-                       external_rtt_rise=0)
+    v = probing_vivace(10.0, theta0=2.0, omega0=1.0, decrease_to_capacity=on)
     assert _pair_with_gradients(v, hi_gradient=0.04, lo_gradient=0.02) == "decrease"
     assert mbps(v.rate) < 9.0
 
