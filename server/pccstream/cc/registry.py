@@ -96,7 +96,7 @@ _CONTROLLERS: dict[str, ControllerInfo] = {
              "RTT + the ACK clump, no MI timeouts, no overshoot reuse", VivaceParams,
              {"bdp_cap_gain": 1.5, "mi_timeout_rtts": 0.0, "reuse_overshoot": False,
               "timeout_undo": False, "receive_outage_gap": 4.0,
-              "bdp_cap_ack_aggregation": True, "decrease_to_capacity": False},
+              "bdp_cap_ack_aggregation": True, "decrease_to_capacity": 0.0},
              _vivace),
         _pcc("allegro", "PCC Allegro, sigmoid loss utility (thesis 2.3)",
              AllegroParams, {}, _allegro),

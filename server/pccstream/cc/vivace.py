@@ -198,16 +198,17 @@ class VivaceParams(PccParams):
         "the pair has no evidence for; on the real stack such decreases (about 5 % each, "
         "against increases of about 2 %) held the mean pacing rate at 0.92-0.94 of "
         "capacity (off: the step as the gradient sets it)")
-    decrease_to_capacity: bool = param(
-        True, "a decrease decided on a pair whose higher probe saw the RTT grow and whose "
-        "lower probe did not lands no lower than the capacity that growth implies, divided "
-        "by 1 + eps (so the next higher probe sends at about capacity): a queue of ours "
-        "grows at dRTT/dt = s/C - 1, so C = s / (1 + dRTT/dt). A barely significant "
+    decrease_to_capacity: float = param(
+        1.0, "a decrease decided on a pair whose higher probe saw the RTT grow and whose "
+        "lower probe did not lands no lower than the capacity that growth implies divided "
+        "by 1 + this x eps (1: the next higher probe sends at about capacity): a queue of "
+        "ours grows at dRTT/dt = s/C - 1, so C = s / (1 + dRTT/dt). A barely significant "
         "gradient says the higher probe was a percent or two above capacity, yet the "
         "latency penalty (b = 900) makes the gradient steep and the step is clipped at "
         "omega, 5 % below the centre; on the real stack at 50 Mbit/s such decreases "
         "averaged 4.8 % of capacity against 2.3 % for increases and held the mean pacing "
-        "rate at 0.90 of capacity (off: the step as the gradient sets it, session 17)")
+        "rate at 0.90 of capacity (0 = off: the step as the gradient sets it, session 17)",
+        lo=0.0, hi=100.0)
     external_rtt_rise: float = param(
         0.0, "an RTT gradient more than this many times what the MI's own excess could "
         "build is not our queue (a path that got longer, a host stall) and decides "
@@ -656,7 +657,7 @@ class Vivace(PccSender):
             step = max(step, -self.epsilon * center)
         if self.p.clean_probe_step_floor and direction < 0 and self._clean(lo):
             step = max(step, min(lo.target_rate - center, 0.0))
-        if self.p.decrease_to_capacity and direction < 0:
+        if self.p.decrease_to_capacity > 0 and direction < 0:
             step = max(step, self._capacity_step_floor(hi, lo, center))
         self.rate = self.clamp(center + step)
         if self.p.moving:
@@ -668,12 +669,13 @@ class Vivace(PccSender):
 
     def _capacity_step_floor(self, hi: MiResult, lo: MiResult, center: float) -> float:
         """decrease_to_capacity: the smallest step down (bytes/s, <= 0) after a pair whose
-        higher probe alone grew the queue, to the capacity that growth implies less eps."""
+        higher probe alone grew the queue, to the capacity that growth implies less about
+        decrease_to_capacity x eps."""
         grew = self.mi_utility(hi)[1]
         if grew <= 0 or self.mi_utility(lo)[1] > 0:
             return -math.inf
         capacity = hi.send_rate / (1 + grew)
-        return min(capacity / (1 + self.epsilon) - center, 0.0)
+        return min(capacity / (1 + self.p.decrease_to_capacity * self.epsilon) - center, 0.0)
 
     def _rise_is_external(self, mi: MiResult, seen: MiResult) -> bool:
         """external_rtt_rise: `mi`'s RTT grew faster than its excess over the rate `seen`

@@ -560,7 +560,7 @@ def test_overshoot_stands_in_for_the_higher_probe_and_the_lower_one_drains() -> 
 
 @pytest.mark.parametrize("floor", [False, True])
 def test_decrease_after_an_overshoot_keeps_the_centre_less_eps(floor: bool) -> None:
-    v = _moving_up(overshoot_step_floor=floor, decrease_to_capacity=False)
+    v = _moving_up(overshoot_step_floor=floor, decrease_to_capacity=0.0)
     r = result(12.0, tag=MiTag(v.epoch, "move"), gradient=0.1)
     assert v.on_mi_finished(0.0, r, v.mi_utility(r)[0]).decision == "reverse"
     lo = result(10.5 * 0.85, tag=MiTag(v.epoch, "probe", 0))
@@ -572,7 +572,7 @@ def test_decrease_after_an_overshoot_keeps_the_centre_less_eps(floor: bool) -> N
         assert mbps(v.rate) < 10.5 * 0.95 - 0.5
     # An ordinary pair (no overshoot in it) still steps as far as the gradient says.
     v = probing_vivace(10.0, theta0=2.0, omega0=1.0, overshoot_step_floor=floor,
-                       clean_probe_step_floor=False, decrease_to_capacity=False)
+                       clean_probe_step_floor=False, decrease_to_capacity=0.0)
     assert feed_probes(v, 0.0, 1.0) == "decrease"
     assert mbps(v.rate) < 10.0 * 0.95 - 0.5
 
@@ -591,7 +591,7 @@ def _decide_pair(v: Vivace, *, lo_loss: float = 0.0, lo_gradient: float = 0.0) -
 @pytest.mark.parametrize("floor", [False, True])
 def test_decrease_stops_at_a_lower_probe_that_saw_no_congestion(floor: bool) -> None:
     v = probing_vivace(10.0, theta0=2.0, omega0=1.0, clean_probe_step_floor=floor,
-                       decrease_to_capacity=False)
+                       decrease_to_capacity=0.0)
     assert _decide_pair(v) == "decrease"
     if floor:
         # The peak lies between the probes: the step ends at the lower one, 10 x (1 - eps).
@@ -601,9 +601,26 @@ def test_decrease_stops_at_a_lower_probe_that_saw_no_congestion(floor: bool) -> 
     # A lower probe that lost a packet, or saw its RTT grow, bounds nothing.
     for dirty in ({"lo_loss": 0.01}, {"lo_gradient": 0.1}):
         v = probing_vivace(10.0, theta0=2.0, omega0=1.0, clean_probe_step_floor=floor,
-                           decrease_to_capacity=False)
+                           decrease_to_capacity=0.0)
         assert _decide_pair(v, **dirty) == "decrease"
         assert mbps(v.rate) < 9.5 - 0.5
+
+
+def test_decreases_to_the_implied_capacity_keep_a_busy_host_link_fuller() -> None:
+    """Link model, 1 BDP, the browser's ACK path (a frame per 10 packets, host stalls): a
+    decrease that stops at the capacity the higher probe's RTT growth implies keeps the
+    rate nearer capacity than one clipped at omega, and stands on no more queue."""
+    from pccstream.cc.sim import BROWSER_HOST, scenario_single
+    util: dict[str, float] = {}
+    queue: dict[str, float] = {}
+    seeds = (1, 2, 3, 4)
+    for on in ("1", "0"):
+        reports = [scenario_single("vivace", seed=seed, params={"decrease_to_capacity": on},
+                                   receiver=BROWSER_HOST, pacing_quantum=2) for seed in seeds]
+        util[on] = sum(r.utilization for r in reports) / len(seeds)
+        queue[on] = sum(r.p95_queue_delay_ms for r in reports) / len(seeds)
+    assert util["1"] > util["0"] + 0.005
+    assert queue["1"] <= queue["0"] + 0.3
 
 
 def _pair_with_gradients(v: Vivace, *, hi_gradient: float, lo_gradient: float = 0.0) -> str:
@@ -617,22 +634,22 @@ def _pair_with_gradients(v: Vivace, *, hi_gradient: float, lo_gradient: float = 
     return verdict
 
 
-@pytest.mark.parametrize("on", [False, True])
-def test_decrease_stops_at_the_capacity_the_higher_probes_gradient_implies(on: bool) -> None:
-    # 10.5 Mbit/s grew the queue at 2 % a second: capacity 10.5 / 1.02. The next higher
-    # probe should send about there, so the centre lands at that capacity / (1 + eps).
-    v = probing_vivace(10.0, theta0=2.0, omega0=1.0, decrease_to_capacity=on)
+@pytest.mark.parametrize("k", [0.0, 1.0, 2.0])
+def test_decrease_stops_at_the_capacity_the_higher_probes_gradient_implies(k: float) -> None:
+    # 10.5 Mbit/s grew the queue at 2 % a second: capacity 10.5 / 1.02. With k = 1 the next
+    # higher probe sends about there: the centre lands at that capacity / (1 + eps).
+    v = probing_vivace(10.0, theta0=2.0, omega0=1.0, decrease_to_capacity=k)
     assert _pair_with_gradients(v, hi_gradient=0.02) == "decrease"
-    if on:
-        assert mbps(v.rate) == pytest.approx(10.5 / 1.02 / 1.05)
+    if k:
+        assert mbps(v.rate) == pytest.approx(10.5 / 1.02 / (1 + k * 0.05))
     else:
         assert mbps(v.rate) < 9.0
     # A steep gradient implies a capacity far below: the floor does not hold the step back.
-    v = probing_vivace(10.0, theta0=2.0, omega0=0.1, decrease_to_capacity=on)
+    v = probing_vivace(10.0, theta0=2.0, omega0=0.1, decrease_to_capacity=k)
     assert _pair_with_gradients(v, hi_gradient=0.5) == "decrease"
     assert mbps(v.rate) == pytest.approx(9.0)  # clipped at omega either way
     # When the lower probe saw the RTT grow too, the queue is not the higher one's excess.
-    v = probing_vivace(10.0, theta0=2.0, omega0=1.0, decrease_to_capacity=on)
+    v = probing_vivace(10.0, theta0=2.0, omega0=1.0, decrease_to_capacity=k)
     assert _pair_with_gradients(v, hi_gradient=0.04, lo_gradient=0.02) == "decrease"
     assert mbps(v.rate) < 9.0
 
