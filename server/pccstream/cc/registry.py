@@ -90,13 +90,12 @@ _CONTROLLERS: dict[str, ControllerInfo] = {
         # no overshoot reuse, because capacity swings raise the RTT gradient without any
         # overshoot. A shaped uplink holds ACKs for seconds and releases them in clumps: its
         # gaps stay out of the receive rate, and the bound allows one clump (docs/cc.md,
-        # "Cellular profile"). The capacity floor of a decrease reads the higher probe's RTT
-        # growth as its own excess over capacity, which a swinging capacity breaks.
+        # "Cellular profile").
         _pcc("vivace-lte", "PCC Vivace, cellular profile: window <= 1.5 x receive rate x min "
              "RTT + the ACK clump, no MI timeouts, no overshoot reuse", VivaceParams,
              {"bdp_cap_gain": 1.5, "mi_timeout_rtts": 0.0, "reuse_overshoot": False,
               "timeout_undo": False, "receive_outage_gap": 4.0,
-              "bdp_cap_ack_aggregation": True, "decrease_to_capacity": 0.0},
+              "bdp_cap_ack_aggregation": True},
              _vivace),
         _pcc("allegro", "PCC Allegro, sigmoid loss utility (thesis 2.3)",
              AllegroParams, {}, _allegro),

@@ -560,7 +560,7 @@ def test_overshoot_stands_in_for_the_higher_probe_and_the_lower_one_drains() -> 
 
 @pytest.mark.parametrize("floor", [False, True])
 def test_decrease_after_an_overshoot_keeps_the_centre_less_eps(floor: bool) -> None:
-    v = _moving_up(overshoot_step_floor=floor, decrease_to_capacity=0.0)
+    v = _moving_up(overshoot_step_floor=floor)
     r = result(12.0, tag=MiTag(v.epoch, "move"), gradient=0.1)
     assert v.on_mi_finished(0.0, r, v.mi_utility(r)[0]).decision == "reverse"
     lo = result(10.5 * 0.85, tag=MiTag(v.epoch, "probe", 0))
@@ -572,7 +572,7 @@ def test_decrease_after_an_overshoot_keeps_the_centre_less_eps(floor: bool) -> N
         assert mbps(v.rate) < 10.5 * 0.95 - 0.5
     # An ordinary pair (no overshoot in it) still steps as far as the gradient says.
     v = probing_vivace(10.0, theta0=2.0, omega0=1.0, overshoot_step_floor=floor,
-                       clean_probe_step_floor=False, decrease_to_capacity=0.0)
+                       clean_probe_step_floor=False)
     assert feed_probes(v, 0.0, 1.0) == "decrease"
     assert mbps(v.rate) < 10.0 * 0.95 - 0.5
 
@@ -590,8 +590,7 @@ def _decide_pair(v: Vivace, *, lo_loss: float = 0.0, lo_gradient: float = 0.0) -
 
 @pytest.mark.parametrize("floor", [False, True])
 def test_decrease_stops_at_a_lower_probe_that_saw_no_congestion(floor: bool) -> None:
-    v = probing_vivace(10.0, theta0=2.0, omega0=1.0, clean_probe_step_floor=floor,
-                       decrease_to_capacity=0.0)
+    v = probing_vivace(10.0, theta0=2.0, omega0=1.0, clean_probe_step_floor=floor)
     assert _decide_pair(v) == "decrease"
     if floor:
         # The peak lies between the probes: the step ends at the lower one, 10 x (1 - eps).
@@ -600,8 +599,7 @@ def test_decrease_stops_at_a_lower_probe_that_saw_no_congestion(floor: bool) -> 
         assert mbps(v.rate) < 9.5 - 0.5
     # A lower probe that lost a packet, or saw its RTT grow, bounds nothing.
     for dirty in ({"lo_loss": 0.01}, {"lo_gradient": 0.1}):
-        v = probing_vivace(10.0, theta0=2.0, omega0=1.0, clean_probe_step_floor=floor,
-                           decrease_to_capacity=0.0)
+        v = probing_vivace(10.0, theta0=2.0, omega0=1.0, clean_probe_step_floor=floor)
         assert _decide_pair(v, **dirty) == "decrease"
         assert mbps(v.rate) < 9.5 - 0.5
 
