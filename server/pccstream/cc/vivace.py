@@ -225,6 +225,7 @@ class VivaceParams(PccParams):
         "gradient decides nothing (0 = off)",
         lo=0.0, hi=1000.0)
 
+
 class Vivace(PccSender):
     name = "vivace"
 
