@@ -14,13 +14,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..cc.base import Controller, SentPacket
-from ..cc.registry import split_cc_spec
+from ..cc.registry import parse_params, split_cc_spec
 from ..cc.remy import TABLES
 from ..cc.sim import CellularReport, TraceSchedule, scenario_cellular
 from ..cc.sprout import Sprout
 from ..cc.sprout_ewma import SproutEwma
 from ..cc.tick_arrivals import DeliveryClock
 from ..emulator.trace import load_trace
+from ..errors import UserError
 from ..paths import TRACES, data_path
 
 TRACES_DIR = data_path(TRACES)
@@ -62,7 +63,9 @@ def run_arm(arm: Arm, trace: TraceSchedule, *, duration: float | None = None,
 
 
 def _registry_arm(spec: str) -> Arm:
+    """A registered controller with parameters, checked before any trace runs."""
     name, params = split_cc_spec(spec)
+    parse_params(name, params)
     return (spec, name, params, None)
 
 
@@ -79,14 +82,17 @@ def main() -> None:
                         help="seconds (default: one pass of each trace)")
     parser.add_argument("--arms", nargs="*", default=None, metavar="LABEL",
                         help="only these rows (labels as in the table, e.g. sprout); any other "
-                             "NAME[:KEY=VALUE,...] runs that registered controller")
+                             "NAME[:KEY=VALUE...] runs that registered controller")
     parser.add_argument("--shaped-uplink", action="store_true",
                         help="send the ACKs through the trace's .up recording, as the real "
                              "stack's emulator does (traces without one keep a clean uplink)")
     args = parser.parse_args()
     known = {arm[0]: arm for arm in ARMS}
-    arms = ARMS if args.arms is None else [known.get(label) or _registry_arm(label)
-                                           for label in args.arms]
+    try:
+        arms = ARMS if args.arms is None else [known.get(label) or _registry_arm(label)
+                                               for label in args.arms]
+    except UserError as exc:
+        parser.error(f"--arms: {exc}")
     for trace_name in args.traces:
         trace = load_schedule(TRACES_DIR / f"{trace_name}.down")
         up_path = TRACES_DIR / f"{trace_name}.up"

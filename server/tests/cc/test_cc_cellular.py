@@ -198,6 +198,27 @@ def test_cellular_window_bound_survives_a_clumping_uplink() -> None:
     assert got["0"] < 0.6 * 12.0 < got["1"]
 
 
+def test_standing_queue_rule_gives_up_a_clumping_uplinks_throughput_for_its_queue() -> None:
+    """Why bdp_cap_standing_queue is off: on the uplink above, the clump allowance itself
+    builds a bottleneck queue, so the rule sees a standing queue, drops the allowance and
+    loses a third of the throughput with half the queue."""
+    down = _steps((10_000, 1))  # 12 Mbit/s
+    up = _steps((10_000, 40))
+    got = {}
+    for setting in ("0", "1"):
+        sim = Simulator(Link(0.0, 0.040, 10**12, trace=down, up_trace=up), seed=1,
+                        receiver=Receiver(ack_every=2))
+        flow = sim.add_flow(create_controller(
+            "vivace-lte", {"bdp_cap_standing_queue": setting}, seed=1))
+        sim.run(10.0)
+        queue = [d for t, d in flow.stats.queue_delays if t >= 2.0]
+        got[setting] = (flow.stats.delivered_bytes(2.0, 10.0) * 8 / 8.0 / 1e6,
+                        percentile(queue, 95))
+    (thr_off, q_off), (thr_on, q_on) = got["0"], got["1"]
+    assert q_on < 0.6 * q_off
+    assert thr_on < 0.7 * thr_off
+
+
 def test_scenario_cellular_reports_mahimahis_signal_delay_for_a_sparse_sender() -> None:
     # One packet in flight on an idle link: no packet waits, but mm-throughput-graph's
     # per-millisecond signal delay counts the wait for the next packet: one per 40 ms RTT +
