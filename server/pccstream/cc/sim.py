@@ -726,6 +726,50 @@ def scenario_video(name: str, *, bitrate_mbps: float = 50.0, seed: int = 1,
 
 
 @dataclass
+class ViewersReport:
+    utilization: float
+    throughputs_mbps: list[float]  # per viewer, over the whole run
+    buffering_ratios: list[float]  # per viewer, startup excluded
+    startups_s: list[float]
+    loss_rate: float
+    p95_queue_delay_ms: float
+
+    @property
+    def buffering_ratio(self) -> float:
+        """The mean over viewers, as the A/B harness reports a multi-viewer run."""
+        return sum(self.buffering_ratios) / len(self.buffering_ratios)
+
+
+def scenario_viewers(name: str, *, viewers: int = 3, bitrate_mbps: float = 8.0,
+                     seed: int = 1, duration: float = 60.0, stagger_s: float = 0.5,
+                     receiver: Receiver | None = BROWSER_HOST,
+                     params: dict[str, str] | None = None) -> ViewersReport:
+    """Thesis Fig. 5.2 on the link model: `viewers` fixed-bitrate viewers share 1.1 x their
+    total bitrate through a 75 kB queue, 100 ms RTT, 0.01 % loss; viewer i starts
+    i x `stagger_s` after the first (the harness opens its pages one after another)."""
+    from .registry import create_controller
+
+    link = Link(1.1 * viewers * bitrate_mbps, 0.100, 75_000, loss=0.0001)
+    sim = Simulator(link, seed=seed, receiver=receiver)
+    players = []
+    for i in range(viewers):
+        player = VideoPlayer(bitrate_mbps, request_rtt=link.base_rtt)
+        controller = create_controller(name, params or {}, seed=seed * 10 + i)
+        controller.rtt_stats.update(link.base_rtt)
+        player.flow = sim.add_flow(controller, app=player, start=i * stagger_s)
+        players.append(player)
+    sim.run(duration)
+    for player in players:
+        player(duration)
+    r = report(sim, 0.0, duration)
+    return ViewersReport(
+        utilization=r.utilization, throughputs_mbps=r.throughputs_mbps,
+        buffering_ratios=[p.buffering_ratio for p in players],
+        startups_s=[p.startup_at if p.startup_at is not None else duration for p in players],
+        loss_rate=r.loss_rate, p95_queue_delay_ms=r.p95_queue_delay_ms)
+
+
+@dataclass
 class CellularReport:
     throughput_mbps: float
     capacity_mbps: float

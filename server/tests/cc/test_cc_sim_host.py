@@ -14,6 +14,7 @@ from pccstream.cc.sim import (
     VideoPlayer,
     scenario_outage,
     scenario_video,
+    scenario_viewers,
 )
 
 OUTAGE_BOUND_S = 1.0
@@ -130,6 +131,19 @@ def test_video_scenario_is_deterministic_and_plays() -> None:
     assert a == b
     assert a.startup_s < 5.0 and a.throughput_mbps > 10.0
     assert BROWSER_HOST.ack_every == 10
+
+
+def test_viewers_scenario_is_deterministic_and_starts_each_viewer_in_turn() -> None:
+    a = scenario_viewers("cubic", viewers=2, bitrate_mbps=2.0, seed=2, duration=12.0,
+                         stagger_s=1.0)
+    b = scenario_viewers("cubic", viewers=2, bitrate_mbps=2.0, seed=2, duration=12.0,
+                         stagger_s=1.0)
+    assert a == b
+    assert len(a.throughputs_mbps) == len(a.buffering_ratios) == 2
+    assert a.startups_s[1] > 1.0 + 0.1  # the second viewer opens 1 s later, 100 ms RTT
+    assert a.utilization > 0.8 and all(t > 0 for t in a.throughputs_mbps)
+    assert 0.0 <= a.buffering_ratio <= 1.0
+    assert a.p95_queue_delay_ms <= 75_000 * 8 / (1.1 * 2 * 2.0e6) * 1000 + 1  # the 75 kB queue
 
 
 def test_mis_span_several_ack_frames_at_a_short_rtt() -> None:
