@@ -127,8 +127,9 @@ class PccParams:
         "allowance then deepens the queue (real stack, T-Mobile-LTE-short: window about "
         "2 x receive rate x min RTT, bound-limited 74 % of the time). On the real stack it "
         "cut p95 signal delay by 8-13 % at 4-12 % less throughput on the three short "
-        "traces; the link model reads a slow uplink's ACK delay as a standing queue and "
-        "loses 60 % of AT&T-2016's throughput (off; docs/cc.md, session 19)")
+        "traces; but where the uplink clumps ACKs the allowance builds a bottleneck queue of "
+        "its own, and the rule drops it with the throughput (link model, AT&T-2016: "
+        "-60 %; off, docs/cc.md, session 19)")
     rtt_per_ack: bool = param(
         True, "one RTT sample per ACK frame (its largest newly acked packet, ACK delay "
         "removed) instead of one per packet: packets acknowledged together share one ACK "
