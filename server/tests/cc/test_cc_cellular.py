@@ -178,44 +178,35 @@ def test_shaped_uplink_holds_acks_until_its_opportunities() -> None:
     assert flow.stats.delivered_bytes(0.1, 0.5) > 0
 
 
-def test_cellular_window_bound_survives_a_clumping_uplink() -> None:
-    """ACKs leave only every 40 ms (min RTT 40 ms): the ACK path alone adds up to one min
-    RTT. A bound of 1.5 x rate x min RTT then shrinks with no queue at the bottleneck;
-    the ACK-clump allowance keeps the link busy."""
-    down = _steps((10_000, 1))  # 12 Mbit/s
+def _clumping_uplink(params: dict[str, str]) -> tuple[float, float]:
+    """`vivace-lte` on 12 Mbit/s whose ACKs leave only every 40 ms (min RTT 40 ms): Mbit/s
+    and p95 bottleneck queue (s) over 2-10 s."""
+    down = _steps((10_000, 1))
     up = _steps((10_000, 40))
-    got = {}
-    for setting in ("0", "1"):
-        sim = Simulator(Link(0.0, 0.040, 10**12, trace=down, up_trace=up), seed=1,
-                        receiver=Receiver(ack_every=2))
-        ctrl = create_controller("vivace-lte", {"bdp_cap_ack_aggregation": setting}, seed=1)
-        flow = sim.add_flow(ctrl)
-        sim.run(10.0)
-        got[setting] = flow.stats.delivered_bytes(2.0, 10.0) * 8 / 8.0 / 1e6
-        queue = [d for t, d in flow.stats.queue_delays if t >= 2.0]
-        if setting == "1":
-            assert percentile(queue, 95) < 0.040  # at most a min RTT of queue
-    assert got["0"] < 0.6 * 12.0 < got["1"]
+    sim = Simulator(Link(0.0, 0.040, 10**12, trace=down, up_trace=up), seed=1,
+                    receiver=Receiver(ack_every=2))
+    flow = sim.add_flow(create_controller("vivace-lte", params, seed=1))
+    sim.run(10.0)
+    queue = [d for t, d in flow.stats.queue_delays if t >= 2.0]
+    return flow.stats.delivered_bytes(2.0, 10.0) * 8 / 8.0 / 1e6, percentile(queue, 95)
+
+
+def test_cellular_window_bound_survives_a_clumping_uplink() -> None:
+    """The ACK path alone adds up to one min RTT. A bound of 1.5 x rate x min RTT then
+    shrinks with no queue at the bottleneck; the ACK-clump allowance keeps the link busy."""
+    thr_off, _ = _clumping_uplink({"bdp_cap_ack_aggregation": "0"})
+    thr_on, queue_on = _clumping_uplink({"bdp_cap_ack_aggregation": "1"})
+    assert queue_on < 0.040  # at most a min RTT of queue
+    assert thr_off < 0.6 * 12.0 < thr_on
 
 
 def test_standing_queue_rule_gives_up_a_clumping_uplinks_throughput_for_its_queue() -> None:
     """Why bdp_cap_standing_queue is off: on the uplink above, the clump allowance itself
     builds a bottleneck queue, so the rule sees a standing queue, drops the allowance and
     loses a third of the throughput with half the queue."""
-    down = _steps((10_000, 1))  # 12 Mbit/s
-    up = _steps((10_000, 40))
-    got = {}
-    for setting in ("0", "1"):
-        sim = Simulator(Link(0.0, 0.040, 10**12, trace=down, up_trace=up), seed=1,
-                        receiver=Receiver(ack_every=2))
-        flow = sim.add_flow(create_controller(
-            "vivace-lte", {"bdp_cap_standing_queue": setting}, seed=1))
-        sim.run(10.0)
-        queue = [d for t, d in flow.stats.queue_delays if t >= 2.0]
-        got[setting] = (flow.stats.delivered_bytes(2.0, 10.0) * 8 / 8.0 / 1e6,
-                        percentile(queue, 95))
-    (thr_off, q_off), (thr_on, q_on) = got["0"], got["1"]
-    assert q_on < 0.6 * q_off
+    thr_off, queue_off = _clumping_uplink({"bdp_cap_standing_queue": "0"})
+    thr_on, queue_on = _clumping_uplink({"bdp_cap_standing_queue": "1"})
+    assert queue_on < 0.6 * queue_off
     assert thr_on < 0.7 * thr_off
 
 
