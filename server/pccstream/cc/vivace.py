@@ -166,6 +166,17 @@ class VivaceParams(PccParams):
         "many standard errors of a difference of two proportions; random loss then costs "
         "what it costs on average instead of deciding by which MI drew one more loss "
         "(0 = off, the thesis)", lo=0.0, hi=100.0)
+    loss_pool_queue: bool = param(
+        False, "loss_confidence pools two MIs' loss rates, and double_check re-runs a pair "
+        "whose higher rate lost less, only when neither MI stood on a queue (its smallest RTT "
+        "sample within queue_drain's threshold of the min RTT): loss behind a queue that "
+        "stood through the MI is the bottleneck's overflow, which a shared drop-tail queue "
+        "deals out in proportion to each sender's rate, so the difference between the two "
+        "loss rates is the sender's own share of the overflow, the term that makes a larger "
+        "flow yield more than a smaller one. Pooling removed it, and three viewers on a "
+        "75 kB queue (Fig. 5.2) kept for tens of seconds the unequal rates they left slow "
+        "start at. Random loss on a path without a queue is still pooled (off: pool "
+        "whenever the rates are within loss_confidence standard errors)")
     moving: bool = param(
         True, "after a decision, keep stepping on the gradient between consecutive MIs "
         "(PCC-Uspace's DECISION_MADE state) instead of probing before every step")
@@ -321,7 +332,7 @@ class Vivace(PccSender):
         """
         k = self.p.loss_confidence
         na, nb = a.packets_sent, b.packets_sent
-        if k <= 0 or na <= 0 or nb <= 0:
+        if k <= 0 or na <= 0 or nb <= 0 or self._overflow_loss(a, b):
             return u_a, u_b, False
         pooled = (a.loss * na + b.loss * nb) / (na + nb)
         stderr = math.sqrt(pooled * (1 - pooled) * (1 / na + 1 / nb))
@@ -332,6 +343,19 @@ class Vivace(PccSender):
         if b.loss != pooled:
             u_b = self.mi_utility(dataclasses.replace(b, loss=pooled))[0]
         return u_a, u_b, True
+
+    def _overflow_loss(self, *mis: MiResult) -> bool:
+        """loss_pool_queue: some of `mis` lost packets, and every one of them ran on a queue
+        (its mean RTT above the min RTT by queue_drain's threshold). The mean, not the
+        smallest sample: a drop-tail queue that overflows in bursts drains between them, and
+        the loss happens while it is full."""
+        if not self.p.loss_pool_queue or not any(mi.loss > 0 for mi in mis):
+            return False
+        stats = self.rtt_stats
+        if not stats.has_sample:
+            return False
+        floor = stats.min_rtt_or(stats.latest_rtt) + self._queue_threshold()
+        return all(mi.rtt_mean > floor for mi in mis)
 
     # -- early verdicts ---------------------------------------------------------------------
 
@@ -626,7 +650,7 @@ class Vivace(PccSender):
             return Verdict("external-rise")
         u_hi, u_lo, pooled = self._pooled(hi, u_hi, lo, u_lo)
         if (self.p.double_check and not pooled and not self._double_checked
-                and hi.loss < lo.loss):
+                and hi.loss < lo.loss and not self._overflow_loss(hi, lo)):
             # More rate yet less loss: random loss or noise dominated this pair. Run it
             # again and decide on both runs together.
             self._double_checked = True

@@ -12,6 +12,7 @@ from pccstream.cc.sim import (
     Receiver,
     Simulator,
     VideoPlayer,
+    jain_index,
     scenario_outage,
     scenario_video,
     scenario_viewers,
@@ -204,3 +205,15 @@ def test_drains_on_a_fixed_path_never_rebase() -> None:
     _, ctrl, _ = _run("vivace", Link(12.0, 0.03, 45_000), until=20.0, receiver=BROWSER_HOST,
                       params={"queue_drain_rebase": "1"})
     assert ctrl.queue_drains > 0 and ctrl.path_rebases == 0
+
+
+def test_viewers_share_more_evenly_when_overflow_loss_is_not_pooled() -> None:
+    # Fig. 5.2 on the link model, 30 s: three viewers on a 75 kB queue live in its overflow.
+    # Pooled, the loss rates of a probe pair lose the sender's own share of the overflow,
+    # and the viewers keep the unequal rates they left slow start at.
+    def mean_jain(params: dict[str, str]) -> float:
+        runs = [scenario_viewers("vivace", seed=seed, duration=30.0, params=params)
+                for seed in (1, 2, 3, 4)]
+        return sum(jain_index(r.throughputs_mbps) for r in runs) / len(runs)
+
+    assert mean_jain({"loss_pool_queue": "1"}) > mean_jain({}) + 0.03

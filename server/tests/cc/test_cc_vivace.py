@@ -776,6 +776,41 @@ def test_loss_rates_differing_by_noise_are_pooled() -> None:
     assert feed_probes(v, u(10.5, 0.2), u(9.5, 0.0), loss_hi=0.2) == "decrease"
 
 
+def _pair_on_path(v: Vivace, *, queue_s: float, loss_hi: float, loss_lo: float) -> str:
+    """Feed `v` its probe pair, both MIs with mean RTT `queue_s` above a 30 ms min RTT."""
+    v.rtt_stats.update(0.03)
+    hi_first = v._probe_rates[0] > v._probe_rates[1]
+    verdicts = []
+    for slot, rate in enumerate(v._probe_rates):
+        is_hi = (slot == 0) == hi_first
+        r = dataclasses.replace(result(mbps(rate), tag=MiTag(v.epoch, "probe", slot),
+                                       loss=loss_hi if is_hi else loss_lo),
+                                rtt_mean=0.03 + queue_s)
+        verdicts.append(v.on_mi_finished(0.0, r, v.mi_utility(r)[0]).decision)
+    assert verdicts[0] == "wait"
+    return verdicts[1]
+
+
+def test_overflow_loss_behind_a_standing_queue_is_not_pooled() -> None:
+    # 2 losses in 30 packets at the higher probe, 1 at the lower: within one standard error,
+    # so pooled, throughput decides and the rate goes up. Behind a queue that stood through
+    # both MIs (20 ms over a 30 ms min RTT) the loss is the bottleneck's overflow, dealt out
+    # in proportion to the rate, and the higher probe's extra loss decides: down.
+    one, two = 1 / 30, 2 / 30
+    v = probing_vivace(10.0, loss_pool_queue=True)
+    assert _pair_on_path(v, queue_s=0.0, loss_hi=two, loss_lo=one) == "increase"
+    v = probing_vivace(10.0, loss_pool_queue=True)
+    assert _pair_on_path(v, queue_s=0.020, loss_hi=two, loss_lo=one) == "decrease"
+    v = probing_vivace(10.0)
+    assert _pair_on_path(v, queue_s=0.020, loss_hi=two, loss_lo=one) == "increase"
+    # Less loss at the higher rate behind the queue is its share too: no re-run.
+    v = probing_vivace(10.0, loss_pool_queue=True, loss_confidence=0.0)
+    assert _pair_on_path(v, queue_s=0.020, loss_hi=one, loss_lo=two) == "increase"
+    assert v.double_checks == 0
+    v = probing_vivace(10.0, loss_confidence=0.0)
+    assert _pair_on_path(v, queue_s=0.020, loss_hi=one, loss_lo=two) == "double-check"
+
+
 @pytest.mark.parametrize(("confidence", "decision"), [(1.0, "continue"), (0.0, "reverse")])
 def test_moving_step_and_reference_pool_their_loss(confidence: float, decision: str) -> None:
     v = _moving_up(b=0.0, loss_confidence=confidence)
