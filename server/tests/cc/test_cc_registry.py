@@ -35,6 +35,7 @@ def test_variants_defaults() -> None:
     assert not lte.p.reuse_overshoot and v.p.reuse_overshoot and v.p.early_reverse
     assert not lte.p.timeout_undo and v.p.timeout_undo
     assert v.p.loss_confidence == 1.0
+    assert v.p.loss_pool_queue and not loss.p.loss_pool_queue and not lte.p.loss_pool_queue
     a = create_controller("allegro-latency")
     assert isinstance(a, Allegro) and a.p.latency
     assert isinstance(create_controller("cubic"), WindowController)
