@@ -168,8 +168,8 @@ class VivaceParams(PccParams):
         "(0 = off, the thesis)", lo=0.0, hi=100.0)
     loss_pool_queue: bool = param(
         False, "loss_confidence pools two MIs' loss rates, and double_check re-runs a pair "
-        "whose higher rate lost less, only when neither MI stood on a queue (its smallest RTT "
-        "sample within queue_drain's threshold of the min RTT): loss behind a queue that "
+        "whose higher rate lost less, only when one of the two ran without a queue (its mean "
+        "RTT within queue_drain's threshold of the min RTT): loss behind a queue that "
         "stood through the MI is the bottleneck's overflow, which a shared drop-tail queue "
         "deals out in proportion to each sender's rate, so the difference between the two "
         "loss rates is the sender's own share of the overflow, the term that makes a larger "
@@ -177,9 +177,10 @@ class VivaceParams(PccParams):
         "75 kB queue (Fig. 5.2) kept for tens of seconds the unequal rates they left slow "
         "start at. Random loss on a path without a queue is still pooled. On in `vivace` "
         "(real stack, Fig. 5.2, 10 blocks: buffering -0.94 [-2.71, +0.94] points, loss "
-        "-0.89, p95 queue -1.1 ms); off here and in `vivace-loss`, whose b = 0 stands on its "
-        "own queue, where random loss looks the same (off: pool whenever the rates are "
-        "within loss_confidence standard errors; docs/cc.md, session 20)")
+        "-0.89, p95 queue -1.1 ms); off as the parameter's default, so in `vivace-lte`, and "
+        "in `vivace-loss`, whose b = 0 stands on its own queue, where random loss looks "
+        "the same (off: pool whenever the rates are within loss_confidence standard "
+        "errors; docs/cc.md, session 20)")
     moving: bool = param(
         True, "after a decision, keep stepping on the gradient between consecutive MIs "
         "(PCC-Uspace's DECISION_MADE state) instead of probing before every step")
