@@ -21,10 +21,10 @@ def mbps(rate_bytes: float) -> float:
 
 
 def result(rate_mbps: float, *, tag: MiTag, loss: float = 0.0, useful: bool = True,
-           gradient: float = 0.0) -> MiResult:
+           gradient: float = 0.0, rtt_mean: float = 0.03) -> MiResult:
     rate = rate_mbps * MBIT / 8
     return MiResult(id=0, tag=tag, target_rate=rate, send_rate=rate, delivery_rate=rate,
-                    loss=loss, rtt_mean=0.03, rtt_gradient=gradient, packets_sent=30,
+                    loss=loss, rtt_mean=rtt_mean, rtt_gradient=gradient, packets_sent=30,
                     start_time=0.0, finish_time=0.1, useful=useful,
                     reason="" if useful else "app-limited")
 
@@ -37,13 +37,13 @@ def probing_vivace(rate_mbps: float = 10.0, **params: float) -> Vivace:
 
 
 def feed_probes(v: Vivace, u_hi: float, u_lo: float, *, loss_hi: float = 0.0,
-                loss_lo: float = 0.0) -> str:
+                loss_lo: float = 0.0, rtt_mean: float = 0.03) -> str:
     hi_first = v._probe_rates[0] > v._probe_rates[1]
     verdicts = []
     for slot, rate in enumerate(v._probe_rates):
         is_hi = (slot == 0) == hi_first
         r = result(mbps(rate), tag=MiTag(v.epoch, "probe", slot),
-                   loss=loss_hi if is_hi else loss_lo)
+                   loss=loss_hi if is_hi else loss_lo, rtt_mean=rtt_mean)
         verdicts.append(v.on_mi_finished(0.0, r, u_hi if is_hi else u_lo).decision)
     assert verdicts[0] == "wait"
     return verdicts[1]
@@ -779,16 +779,13 @@ def test_loss_rates_differing_by_noise_are_pooled() -> None:
 def _pair_on_path(v: Vivace, *, queue_s: float, loss_hi: float, loss_lo: float) -> str:
     """Feed `v` its probe pair, both MIs with mean RTT `queue_s` above a 30 ms min RTT."""
     v.rtt_stats.update(0.03)
-    hi_first = v._probe_rates[0] > v._probe_rates[1]
-    verdicts = []
-    for slot, rate in enumerate(v._probe_rates):
-        is_hi = (slot == 0) == hi_first
-        r = dataclasses.replace(result(mbps(rate), tag=MiTag(v.epoch, "probe", slot),
-                                       loss=loss_hi if is_hi else loss_lo),
-                                rtt_mean=0.03 + queue_s)
-        verdicts.append(v.on_mi_finished(0.0, r, v.mi_utility(r)[0]).decision)
-    assert verdicts[0] == "wait"
-    return verdicts[1]
+
+    def u(rate: float, loss: float) -> float:
+        return v.mi_utility(result(mbps(rate), tag=MiTag(v.epoch, "probe"), loss=loss))[0]
+
+    hi, lo = max(v._probe_rates), min(v._probe_rates)
+    return feed_probes(v, u(hi, loss_hi), u(lo, loss_lo), loss_hi=loss_hi, loss_lo=loss_lo,
+                       rtt_mean=0.03 + queue_s)
 
 
 def test_overflow_loss_behind_a_standing_queue_is_not_pooled() -> None:
