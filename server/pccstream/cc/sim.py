@@ -504,18 +504,22 @@ def jain_index(throughputs: list[float]) -> float:
 class VideoPlayer:
     """A fixed-bitrate video viewer as the application of one flow (thesis Fig. 5.1).
 
-    The server has data while the requested segment is not all sent; the player requests the
-    next segment one RTT after the previous one arrived, while less than `buffer_s` of video
-    is buffered ahead; playback starts with the first whole segment and stalls when the
-    buffer runs dry (Puffer-style accounting, startup excluded from the ratio).
+    The server has data while a requested segment is not all sent; the player requests the
+    next segment when the previous one arrived, while less than `buffer_s` of video is
+    buffered ahead, and the request reaches the server one RTT later; playback starts with
+    the first whole segment and stalls when the buffer runs dry (Puffer-style accounting,
+    startup excluded from the ratio). With `prefetch` (the browser player's `prefetch=1`, on
+    in its fixed-bitrate mode) every request carries the next segment's along, so the server
+    always holds the next segment and the link does not idle a round trip per segment.
     """
 
     def __init__(self, bitrate_mbps: float, *, segment_s: float = 2.0, buffer_s: float = 10.0,
-                 request_rtt: float = 0.05) -> None:
+                 request_rtt: float = 0.05, prefetch: bool = True) -> None:
         self.segment_bytes = bitrate_mbps * 1e6 / 8 * segment_s
         self.segment_s = segment_s
         self.buffer_s = buffer_s
         self.request_rtt = request_rtt
+        self.prefetch = prefetch
         self.flow: Flow | None = None
         self.requested = 1  # segments requested so far
         self.ready_at = 0.0  # when the latest request reaches the server
@@ -550,10 +554,12 @@ class VideoPlayer:
                 self.played_s += played
                 self.stall_s += elapsed - played
         self._clock = now
-        if (done >= self.requested
-                and self.downloaded_s - self.played_s < self.buffer_s):
+        below_target = self.downloaded_s - self.played_s < self.buffer_s
+        if done >= self.requested and below_target:
             self.requested += 1
             self.ready_at = now + self.request_rtt
+        if self.prefetch and done >= self.requested - 1 and below_target:
+            self.requested += 1  # already at the server when the one before it is sent
 
     @property
     def buffering_ratio(self) -> float:
@@ -701,9 +707,9 @@ BROWSER_HOST = Receiver(ack_every=10, max_ack_delay=0.025, stall_rate=20.0, stal
 
 def scenario_video(name: str, *, bitrate_mbps: float = 50.0, seed: int = 1,
                    duration: float = 40.0, receiver: Receiver | None = BROWSER_HOST,
-                   params: dict[str, str] | None = None) -> VideoReport:
+                   params: dict[str, str] | None = None, prefetch: bool = True) -> VideoReport:
     """Thesis Fig. 5.1 on the link model: capacity 1.1 x bitrate, RTT redrawn in 10-100 ms
-    every 5 s, 300 kB queue, 0.01 % loss, one fixed-bitrate viewer."""
+    every 5 s, 300 kB queue, 0.01 % loss, one fixed-bitrate viewer (`VideoPlayer`)."""
     from .registry import create_controller
 
     rtt_rng = random.Random(seed * 31 + 5)
@@ -711,7 +717,7 @@ def scenario_video(name: str, *, bitrate_mbps: float = 50.0, seed: int = 1,
     link = Link(1.1 * bitrate_mbps, rtt_rng.uniform(0.010, 0.100), 300_000, loss=0.0001,
                 rtt_schedule=schedule)
     sim = Simulator(link, seed=seed, receiver=receiver)
-    player = VideoPlayer(bitrate_mbps, request_rtt=link.base_rtt)
+    player = VideoPlayer(bitrate_mbps, request_rtt=link.base_rtt, prefetch=prefetch)
     controller = create_controller(name, params or {}, seed=seed)
     # The server installs the session's controller after the handshake, whose RTT it copies.
     controller.rtt_stats.update(link.base_rtt)
@@ -723,6 +729,12 @@ def scenario_video(name: str, *, bitrate_mbps: float = 50.0, seed: int = 1,
     return VideoReport(utilization=r.utilization, throughput_mbps=r.throughputs_mbps[0],
                        buffering_ratio=player.buffering_ratio, startup_s=startup,
                        p95_rtt_inflation_ms=r.p95_rtt_inflation_ms)
+
+
+# The A/B harness opens the viewers' pages one after another: their sessions started a
+# median 0.07 s apart (quartiles 0.004-0.10 s, at most 0.27 s; 100 gaps in the sessions 19-20
+# Fig. 5.2 runs, from each session's telemetry origin).
+VIEWER_STAGGER_S = 0.07
 
 
 @dataclass
@@ -741,9 +753,11 @@ class ViewersReport:
 
 
 def scenario_viewers(name: str, *, viewers: int = 3, bitrate_mbps: float = 8.0,
-                     seed: int = 1, duration: float = 60.0, stagger_s: float = 0.5,
+                     seed: int = 1, duration: float = 60.0,
+                     stagger_s: float = VIEWER_STAGGER_S,
                      receiver: Receiver | None = BROWSER_HOST,
-                     params: dict[str, str] | None = None) -> ViewersReport:
+                     params: dict[str, str] | None = None,
+                     prefetch: bool = True) -> ViewersReport:
     """Thesis Fig. 5.2 on the link model: `viewers` fixed-bitrate viewers share 1.1 x their
     total bitrate through a 75 kB queue, 100 ms RTT, 0.01 % loss; viewer i starts
     i x `stagger_s` after the first (the harness opens its pages one after another)."""
@@ -753,7 +767,7 @@ def scenario_viewers(name: str, *, viewers: int = 3, bitrate_mbps: float = 8.0,
     sim = Simulator(link, seed=seed, receiver=receiver)
     players = []
     for i in range(viewers):
-        player = VideoPlayer(bitrate_mbps, request_rtt=link.base_rtt)
+        player = VideoPlayer(bitrate_mbps, request_rtt=link.base_rtt, prefetch=prefetch)
         controller = create_controller(name, params or {}, seed=seed * 10 + i)
         controller.rtt_stats.update(link.base_rtt)
         player.flow = sim.add_flow(controller, app=player, start=i * stagger_s)
