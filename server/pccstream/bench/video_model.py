@@ -42,6 +42,8 @@ class SeedResult:
     worst_viewer_pct: float
     utilization: float
     startup_s: float
+    loss_pct: float
+    p95_queue_ms: float
 
 
 def run_seed(setup: Setup, arm: str, seed: int) -> SeedResult:
@@ -50,12 +52,14 @@ def run_seed(setup: Setup, arm: str, seed: int) -> SeedResult:
         video = scenario_video(name, bitrate_mbps=setup.bitrate_mbps, seed=seed,
                                duration=setup.duration_s, params=params, prefetch=setup.prefetch)
         pct = video.buffering_ratio * 100
-        return SeedResult(pct, pct, video.utilization, video.startup_s)
+        return SeedResult(pct, pct, video.utilization, video.startup_s, video.loss_rate * 100,
+                          video.p95_queue_delay_ms)
     viewers = scenario_viewers(name, bitrate_mbps=setup.bitrate_mbps, seed=seed,
                                duration=setup.duration_s, stagger_s=setup.stagger_s,
                                params=params, prefetch=setup.prefetch)
     return SeedResult(viewers.buffering_ratio * 100, max(viewers.buffering_ratios) * 100,
-                      viewers.utilization, max(viewers.startups_s))
+                      viewers.utilization, max(viewers.startups_s), viewers.loss_rate * 100,
+                      viewers.p95_queue_delay_ms)
 
 
 def _job(job: tuple[Setup, str, int]) -> SeedResult:
@@ -83,6 +87,8 @@ def summarize(arms: Sequence[str], seeds: Sequence[int],
             "worst_viewer_pct": statistics.mean(r.worst_viewer_pct for r in own),
             "utilization": statistics.mean(r.utilization for r in own),
             "startup_s": statistics.mean(r.startup_s for r in own),
+            "loss_pct": statistics.mean(r.loss_pct for r in own),
+            "p95_queue_ms": statistics.mean(r.p95_queue_ms for r in own),
             f"minus_{arms[0]}_pct": _estimate(diff.mean_difference),
             "per_seed_pct": buffering,
         })

@@ -698,6 +698,8 @@ class VideoReport:
     buffering_ratio: float
     startup_s: float
     p95_rtt_inflation_ms: float
+    loss_rate: float = 0.0
+    p95_queue_delay_ms: float = 0.0
 
 
 # A host like the one the browser runs on: Chromium acknowledges every 10 packets or after
@@ -728,7 +730,8 @@ def scenario_video(name: str, *, bitrate_mbps: float = 50.0, seed: int = 1,
     startup = player.startup_at if player.startup_at is not None else duration
     return VideoReport(utilization=r.utilization, throughput_mbps=r.throughputs_mbps[0],
                        buffering_ratio=player.buffering_ratio, startup_s=startup,
-                       p95_rtt_inflation_ms=r.p95_rtt_inflation_ms)
+                       p95_rtt_inflation_ms=r.p95_rtt_inflation_ms, loss_rate=r.loss_rate,
+                       p95_queue_delay_ms=r.p95_queue_delay_ms)
 
 
 # The A/B harness opens the viewers' pages one after another: their sessions started a

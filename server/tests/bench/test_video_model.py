@@ -10,7 +10,8 @@ from pccstream.bench.video_model import SeedResult, main, summarize
 
 
 def _result(pct: float) -> SeedResult:
-    return SeedResult(buffering_pct=pct, worst_viewer_pct=2 * pct, utilization=0.9, startup_s=1.0)
+    return SeedResult(buffering_pct=pct, worst_viewer_pct=2 * pct, utilization=0.9, startup_s=1.0,
+                      loss_pct=0.5, p95_queue_ms=10.0)
 
 
 def test_summary_pairs_each_arm_with_the_first_by_seed() -> None:
@@ -23,6 +24,7 @@ def test_summary_pairs_each_arm_with_the_first_by_seed() -> None:
     assert rows[1]["buffering_pct"]["mean"] == pytest.approx(3.5)
     assert rows[1]["worst_viewer_pct"] == pytest.approx(7.0)
     assert rows[1]["per_seed_pct"] == [3.0, 4.0]
+    assert rows[1]["loss_pct"] == 0.5 and rows[1]["p95_queue_ms"] == 10.0
 
 
 def test_prints_one_json_document(capsys: pytest.CaptureFixture[str]) -> None:
