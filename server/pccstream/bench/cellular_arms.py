@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..cc.base import Controller, SentPacket
-from ..cc.registry import parse_params, split_cc_spec
+from ..cc.registry import check_cc_spec
 from ..cc.remy import TABLES
 from ..cc.sim import CellularReport, TraceSchedule, scenario_cellular
 from ..cc.sprout import Sprout
@@ -64,8 +64,7 @@ def run_arm(arm: Arm, trace: TraceSchedule, *, duration: float | None = None,
 
 def _registry_arm(spec: str) -> Arm:
     """A registered controller with parameters, checked before any trace runs."""
-    name, params = split_cc_spec(spec)
-    parse_params(name, params)
+    name, params = check_cc_spec(spec)
     return (spec, name, params, None)
 
 

@@ -11,15 +11,15 @@ the real stack (`pccstream ab`) says by how much.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import statistics
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
 from typing import Any
 
 from ..ab.stats import Estimate, bootstrap_ci, paired_difference
-from ..cc.registry import parse_params, split_cc_spec
+from ..cc.registry import check_cc_spec, split_cc_spec
 from ..cc.sim import VIEWER_STAGGER_S, scenario_video, scenario_viewers
 from ..errors import UserError
 
@@ -27,7 +27,7 @@ FIGURES = ("fig51", "fig52")
 DEFAULT_BITRATE_MBPS = {"fig51": 15.0, "fig52": 8.0}
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class Setup:
     figure: str
     bitrate_mbps: float
@@ -36,7 +36,7 @@ class Setup:
     prefetch: bool
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class SeedResult:
     buffering_pct: float
     worst_viewer_pct: float
@@ -95,14 +95,6 @@ def summarize(arms: Sequence[str], seeds: Sequence[int],
     return rows
 
 
-def parse_arms(specs: Sequence[str]) -> list[str]:
-    """Each NAME[:KEY=VALUE...] checked against the registry before anything runs."""
-    for spec in specs:
-        name, params = split_cc_spec(spec)
-        parse_params(name, params)
-    return list(specs)
-
-
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="the thesis's video figures on the link model")
     parser.add_argument("figure", choices=FIGURES)
@@ -122,8 +114,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.seeds < 1 or args.jobs < 1 or args.duration <= 0 or args.stagger < 0:
         parser.error("--seeds and --jobs must be at least 1, --duration positive, "
                      "--stagger not negative")
+    arms: list[str] = args.arms
     try:
-        arms = parse_arms(args.arms)
+        for spec in arms:
+            check_cc_spec(spec)
     except UserError as exc:
         parser.error(f"--arms: {exc}")
     setup = Setup(args.figure, args.bitrate or DEFAULT_BITRATE_MBPS[args.figure], args.duration,
@@ -133,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     with ProcessPoolExecutor(args.jobs) as pool:
         outcomes = list(pool.map(_job, jobs))
     results = {(arm, seed): r for (_, arm, seed), r in zip(jobs, outcomes, strict=True)}
-    print(json.dumps({"setup": setup.__dict__, "seeds": len(seeds),
+    print(json.dumps({"setup": dataclasses.asdict(setup), "seeds": len(seeds),
                       "arms": summarize(arms, seeds, results)}, indent=1))
 
 

@@ -160,6 +160,14 @@ def split_cc_spec(spec: str) -> tuple[str, dict[str, str]]:
     return name, params
 
 
+def check_cc_spec(spec: str) -> tuple[str, dict[str, str]]:
+    """`split_cc_spec`, then the name and every parameter checked against the registry, so a
+    command line fails on a bad arm before it runs anything. Raises UserError."""
+    name, params = split_cc_spec(spec)
+    parse_params(name, params)
+    return name, params
+
+
 def create_controller(name: str, params: Mapping[str, str] | None = None, *,
                       seed: int | None = None) -> Controller:
     """A fresh controller `name` with per-session `params` (strings, e.g. from the URL).
