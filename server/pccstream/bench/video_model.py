@@ -20,7 +20,7 @@ from typing import Any
 
 from ..ab.stats import Estimate, bootstrap_ci, paired_difference
 from ..cc.registry import check_cc_spec, split_cc_spec
-from ..cc.sim import VIEWER_STAGGER_S, scenario_video, scenario_viewers
+from ..cc.sim import VIEWER_STAGGER_S, WIRE_PAYLOAD_SHARE, scenario_video, scenario_viewers
 from ..errors import UserError
 
 FIGURES = ("fig51", "fig52")
@@ -34,6 +34,7 @@ class Setup:
     duration_s: float
     stagger_s: float
     prefetch: bool
+    payload_share: float
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,13 +51,15 @@ def run_seed(setup: Setup, arm: str, seed: int) -> SeedResult:
     name, params = split_cc_spec(arm)
     if setup.figure == "fig51":
         video = scenario_video(name, bitrate_mbps=setup.bitrate_mbps, seed=seed,
-                               duration=setup.duration_s, params=params, prefetch=setup.prefetch)
+                               duration=setup.duration_s, params=params, prefetch=setup.prefetch,
+                               payload_share=setup.payload_share)
         pct = video.buffering_ratio * 100
         return SeedResult(pct, pct, video.utilization, video.startup_s, video.loss_rate * 100,
                           video.p95_queue_delay_ms)
     viewers = scenario_viewers(name, bitrate_mbps=setup.bitrate_mbps, seed=seed,
                                duration=setup.duration_s, stagger_s=setup.stagger_s,
-                               params=params, prefetch=setup.prefetch)
+                               params=params, prefetch=setup.prefetch,
+                               payload_share=setup.payload_share)
     return SeedResult(viewers.buffering_ratio * 100, max(viewers.buffering_ratios) * 100,
                       viewers.utilization, max(viewers.startups_s), viewers.loss_rate * 100,
                       viewers.p95_queue_delay_ms)
@@ -109,11 +112,17 @@ def main(argv: Sequence[str] | None = None) -> None:
                              f"{VIEWER_STAGGER_S}, the harness's median)")
     parser.add_argument("--no-prefetch", action="store_true",
                         help="one request per segment (the player's prefetch=0)")
+    parser.add_argument("--payload-share", type=float, default=WIRE_PAYLOAD_SHARE, metavar="F",
+                        help=f"share of the wire bytes that carry media (default "
+                             f"{WIRE_PAYLOAD_SHARE:.3f}: 1200-byte QUIC datagrams; 1 = none "
+                             f"lost to headers)")
     parser.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
     args = parser.parse_args(argv)
     if args.seeds < 1 or args.jobs < 1 or args.duration <= 0 or args.stagger < 0:
         parser.error("--seeds and --jobs must be at least 1, --duration positive, "
                      "--stagger not negative")
+    if not 0 < args.payload_share <= 1:
+        parser.error(f"--payload-share must be in (0, 1], got {args.payload_share}")
     arms: list[str] = args.arms
     try:
         for spec in arms:
@@ -121,7 +130,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     except UserError as exc:
         parser.error(f"--arms: {exc}")
     setup = Setup(args.figure, args.bitrate or DEFAULT_BITRATE_MBPS[args.figure], args.duration,
-                  args.stagger, not args.no_prefetch)
+                  args.stagger, not args.no_prefetch, args.payload_share)
     seeds = list(range(1, args.seeds + 1))
     jobs = [(setup, arm, seed) for arm in arms for seed in seeds]
     with ProcessPoolExecutor(args.jobs) as pool:

@@ -213,6 +213,15 @@ class VivaceParams(PccParams):
         "the pair has no evidence for; on the real stack such decreases (about 5 % each, "
         "against increases of about 2 %) held the mean pacing rate at 0.92-0.94 of "
         "capacity (off: the step as the gradient sets it)")
+    clean_probe_climb: float = param(
+        0.0, "an increase decided on a pair whose higher probe saw neither an RTT gradient "
+        "(beyond the noise test) nor a loss lands no lower than that probe's rate times 1 + "
+        "(this - 1) x eps (1: at the probe; 2: a probe width above it): the probe delivered "
+        "that rate without a queue, so capacity is at least there, yet a gradient step of "
+        "theta0 x gamma on a concave utility is 1-2 % of the rate, short of the probe, and "
+        "the moving state then finds itself behind its reference and probes again, so a "
+        "climb advanced about 1.5 % per four MIs (0 = off: the step as the gradient sets "
+        "it)", lo=0.0, hi=10.0)
     decrease_to_capacity: float = param(
         0.0, "a decrease decided on a pair whose higher probe saw the RTT grow and whose "
         "lower probe did not lands no lower than the capacity that growth implies divided "
@@ -688,6 +697,9 @@ class Vivace(PccSender):
             step = max(step, -self.epsilon * center)
         if self.p.clean_probe_step_floor and direction < 0 and self._clean(lo):
             step = max(step, min(lo.target_rate - center, 0.0))
+        if self.p.clean_probe_climb > 0 and direction > 0 and self._clean(hi):
+            floor = hi.target_rate * (1 + (self.p.clean_probe_climb - 1) * self.epsilon)
+            step = max(step, floor - center)
         if self.p.decrease_to_capacity > 0 and direction < 0:
             step = max(step, self._capacity_step_floor(hi, lo, center))
         self.rate = self.clamp(center + step)

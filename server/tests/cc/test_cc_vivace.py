@@ -1076,3 +1076,19 @@ def test_outage_restart_ends_early_when_the_capacity_fell() -> None:
 
 def mbps_to_bytes(rate_mbps: float) -> float:
     return rate_mbps * MBIT / 8
+
+
+@pytest.mark.parametrize("k", [0.0, 1.0, 2.0])
+def test_an_increase_reaches_a_higher_probe_that_saw_no_congestion(k: float) -> None:
+    # Both probes clean: the utility is x^t alone, so the gradient step is small (theta0 =
+    # 0.3: about 1.5 % of 10 Mbit/s), short of the higher probe at 10 x (1 + eps).
+    v = probing_vivace(10.0, clean_probe_climb=k)
+    assert _pair_with_gradients(v, hi_gradient=0.0) == "increase"
+    if k:
+        assert mbps(v.rate) == pytest.approx(10.0 * 1.05 * (1 + (k - 1) * 0.05))
+    else:
+        assert 10.0 < mbps(v.rate) < 10.0 * 1.05 - 0.2
+    # A higher probe that grew the queue bounds nothing (here the pair decides down).
+    v = probing_vivace(10.0, clean_probe_climb=k)
+    assert _pair_with_gradients(v, hi_gradient=0.1) == "decrease"
+    assert mbps(v.rate) < 10.0
