@@ -217,6 +217,11 @@ class PccSender(Controller):
     def on_timeout_undone(self, now: float, rate: float) -> Verdict:
         """The last timeout was spurious (the path only got longer): resume at `rate`."""
 
+    def on_overload(self, now: float, result: MiResult) -> Verdict | None:
+        """Any finished MI, of this epoch or an older one, before the epoch check: a chance to
+        act on evidence too strong to wait for the next decision. None: nothing to do."""
+        return None
+
     def on_path_returned(self, now: float, timeouts: int, rate_before: float
                          ) -> Verdict | None:
         """The first ACK after `timeouts` MI timeouts in a row that saw nothing acked (an
@@ -447,7 +452,11 @@ class PccSender(Controller):
         utility, gradient = self.mi_utility(result)
         tag = result.tag
         state = self.state  # report the state the MI was judged in
-        if not isinstance(tag, MiTag) or tag.epoch != self.epoch:
+        overload = self.on_overload(now, result)
+        if overload is not None:
+            verdict = overload
+            self.queue.close_current(now)  # the new rate takes effect with the next packet
+        elif not isinstance(tag, MiTag) or tag.epoch != self.epoch:
             verdict = Verdict("stale")
         else:
             verdict = self.on_mi_finished(now, result, utility)

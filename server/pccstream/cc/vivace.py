@@ -222,6 +222,16 @@ class VivaceParams(PccParams):
         "the moving state then finds itself behind its reference and probes again, so a "
         "climb advanced about 1.5 % per four MIs (0 = off: the step as the gradient sets "
         "it)", lo=0.0, hi=10.0)
+    overload_loss: float = param(
+        0.0, "an MI sent after slow start (and after the last such cut) that lost at least this "
+        "share of its packets and delivered less than 1 - this / 2 of its send rate ran "
+        "far above the bottleneck: the rate drops at once to that delivery rate less eps "
+        "(at most halving) and probing restarts there. So far above capacity a full queue "
+        "drops 1 - C/x of what arrives, a pair eps apart differs by about 2 eps C/x in loss, "
+        "and the MI-to-MI spread of the loss rate decides the pair instead: on the real "
+        "stack a sender that left slow start at 1.9 x capacity stayed at 1.5-2 x with "
+        "30-50 % loss for 3-7 s, its steps clipped at omega in either direction (0 = off)",
+        lo=0.0, hi=1.0)
     decrease_to_capacity: float = param(
         0.0, "a decrease decided on a pair whose higher probe saw the RTT grow and whose "
         "lower probe did not lands no lower than the capacity that growth implies divided "
@@ -258,6 +268,8 @@ class Vivace(PccSender):
         self.p = params or VivaceParams()
         super().__init__(self.p, rng or random.Random(0))
         self.slow_start = SlowStart.from_params(self.p)
+        self.overloads = 0  # overload_loss cuts
+        self._overload_epoch = 0  # MIs of earlier epochs were sent before the last cut
         # probing
         self._probe_rates: list[float] = []  # bytes/s, in send order
         self._drain_rate: float | None = None  # the next MI drains a queue (ss_drain, queue_drain)
@@ -453,6 +465,24 @@ class Vivace(PccSender):
                 return Verdict("wait")
             return self._decide_from_probes()
         return self._moving(result, utility)
+
+    def on_overload(self, now: float, result: MiResult) -> Verdict | None:
+        """overload_loss: an MI far above the bottleneck's rate cuts the rate to what it
+        delivered."""
+        limit = self.p.overload_loss
+        if (limit <= 0 or self.state == "starting" or not result.useful
+                or result.delivery_rate <= 0 or result.loss < limit
+                or result.delivery_rate >= (1 - limit / 2) * result.send_rate
+                or not isinstance(result.tag, MiTag) or result.tag.epoch < self._overload_epoch):
+            return None  # the last condition: sent before the last cut, which acted on it
+        old = self.rate
+        self.rate = self.clamp(max(result.delivery_rate * (1 - self.p.epsilon), old / 2))
+        self.direction, self.tau, self.k = 0, 0, 0
+        self._drain_rate = self._drained_queue = None
+        self._enter_probing()
+        self._overload_epoch = self.epoch
+        self.overloads += 1
+        return Verdict("overload", self.rate - old)
 
     def on_mi_timeout(self, now: float) -> Verdict:
         old = self.rate

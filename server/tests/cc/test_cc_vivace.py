@@ -1092,3 +1092,36 @@ def test_an_increase_reaches_a_higher_probe_that_saw_no_congestion(k: float) -> 
     v = probing_vivace(10.0, clean_probe_climb=k)
     assert _pair_with_gradients(v, hi_gradient=0.1) == "decrease"
     assert mbps(v.rate) < 10.0
+
+
+@pytest.mark.parametrize("limit", [0.0, 0.2])
+def test_an_mi_far_above_the_bottleneck_cuts_the_rate_to_its_delivery_rate(limit: float) -> None:
+    v = probing_vivace(16.0, overload_loss=limit)
+    epoch = v.epoch
+    # Sent at 16 Mbit/s into a full queue on a 10 Mbit/s link: 37.5 % lost.
+    over = dataclasses.replace(result(16.0, tag=MiTag(epoch - 1, "move"), loss=0.375),
+                               delivery_rate=10.0 * MBIT / 8)
+    verdict = v.on_overload(0.0, over)
+    if limit:
+        assert verdict is not None and verdict.decision == "overload"
+        assert mbps(v.rate) == pytest.approx(10.0 * (1 - v.epsilon))
+        assert v.state == "probing" and v.epoch > epoch and v.overloads == 1
+        # MIs sent before the cut, at the old rate, do not cut again.
+        assert v.on_overload(0.0, over) is None
+    else:
+        assert verdict is None and mbps(v.rate) == pytest.approx(16.0)
+    # At most halving: 40 Mbit/s delivered at 10 falls to 20 first.
+    v = probing_vivace(40.0, overload_loss=limit)
+    far = dataclasses.replace(result(40.0, tag=MiTag(v.epoch, "move"), loss=0.75),
+                              delivery_rate=10.0 * MBIT / 8)
+    v.on_overload(0.0, far)
+    assert mbps(v.rate) == pytest.approx(20.0 if limit else 40.0)
+    # Random loss, or overflow loss just above capacity, is left to the utility.
+    v = probing_vivace(20.0, overload_loss=limit)
+    for loss, delivered in ((0.02, 19.6), (0.15, 17.0), (0.3, 19.0)):
+        mi = dataclasses.replace(result(20.0, tag=MiTag(v.epoch, "move"), loss=loss),
+                                 delivery_rate=delivered * MBIT / 8)
+        assert v.on_overload(0.0, mi) is None
+    # Slow start has its own exit.
+    v = Vivace(VivaceParams(overload_loss=limit), random.Random(1))
+    assert v.state == "starting" and v.on_overload(0.0, over) is None
