@@ -78,11 +78,15 @@ _CONTROLLERS: dict[str, ControllerInfo] = {
         # rate settles about eps below capacity, and at 1.1 x the video bitrate the thesis's
         # video experiment has 9 % to spare (docs/cc.md, "Session 4"). Overflow loss behind
         # a standing queue is not pooled: its difference is the flow's own share, which
-        # makes flows sharing a shallow queue converge (docs/cc.md, "Session 20").
+        # makes flows sharing a shallow queue converge (docs/cc.md, "Session 20"). An MI
+        # that lost a fifth of its packets and delivered well under its rate cuts the rate
+        # to what it delivered: far above capacity the utility's pairs are decided by the
+        # loss rate's noise (docs/cc.md, "Session 22").
         # `vivace-loss` keeps pooling: with no latency term it stands on its own queue, where
         # random loss looks the same.
         _pcc("vivace", "PCC Vivace, latency-aware utility (t=0.9, b=900, c=11.35, eps=0.02)",
-             VivaceParams, {"epsilon": 0.02, "loss_pool_queue": True}, _vivace),
+             VivaceParams, {"epsilon": 0.02, "loss_pool_queue": True, "overload_loss": 0.2},
+             _vivace),
         _pcc("vivace-loss", "PCC Vivace, loss-only utility (b=0, eps=0.02)",
              VivaceParams, {"b": 0.0, "epsilon": 0.02}, _vivace),
         # Cellular: the window is bounded by 1.5 x receive rate x min RTT. A cellular link's

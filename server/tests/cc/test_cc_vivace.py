@@ -918,7 +918,10 @@ def test_queue_drain_empties_a_standing_queue_that_no_gradient_sees() -> None:
     for setting, drain in (("on", "0.1"), ("off", "0")):
         for seed in range(1, 7):
             sim = Simulator(Link(12.0, 0.030, 45_000), seed=seed, receiver=busy)
-            ctrl = create_controller("vivace", {"queue_drain": drain}, seed=seed * 10)
+            # The drain alone: overload_loss moves these seeds' slow-start exits, and the
+            # mean by a few tenths of a ms either way (with it on: 5.0 against 11.6 ms).
+            ctrl = create_controller("vivace", {"queue_drain": drain, "overload_loss": "0"},
+                                     seed=seed * 10)
             ctrl.rtt_stats.update(0.030)
             sim.add_flow(ctrl)
             sim.run(30.0)
