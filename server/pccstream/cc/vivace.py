@@ -229,8 +229,9 @@ class VivaceParams(PccParams):
         "(at most halving) and probing restarts there. So far above capacity a full queue "
         "drops 1 - C/x of what arrives, a pair eps apart differs by about 2 eps C/x in loss, "
         "and the MI-to-MI spread of the loss rate decides the pair instead: on the real "
-        "stack a sender that left slow start at 1.9 x capacity stayed at 1.5-2 x with "
-        "30-50 % loss for 3-7 s, its steps clipped at omega in either direction (0 = off)",
+        "stack senders that left slow start at 1.2-1.9 x capacity stayed far above it for "
+        "seconds, one at 3 x with 45 % loss for 43 s, its steps clipped at omega in either "
+        "direction (0 = off)",
         lo=0.0, hi=1.0)
     decrease_to_capacity: float = param(
         0.0, "a decrease decided on a pair whose higher probe saw the RTT grow and whose "

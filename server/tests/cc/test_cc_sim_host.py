@@ -76,37 +76,32 @@ def test_video_player_counts_startup_and_stalls() -> None:
     assert 0.1 < player.buffering_ratio < 0.3
 
 
-def test_prefetch_keeps_the_link_busy_between_segments() -> None:
-    # 8 Mbit/s video on 8.8 Mbit/s, 100 ms RTT: one request per segment idles the link a round
-    # trip in every 2 s segment, half the 10 % headroom. The browser player requests the next
-    # segment with the current one (prefetch=1), and so does the model's viewer by default.
-    def viewer(prefetch: bool) -> VideoPlayer:
-        sim = Simulator(Link(8.8, 0.1, 300_000), seed=1)
-        player = VideoPlayer(8.0, request_rtt=0.1, prefetch=prefetch)
-        player.flow = sim.add_flow(create_controller("cubic", seed=1), app=player)
-        sim.run(30.0)
-        player(30.0)
-        return player
+def _cubic_viewer(**player: Any) -> VideoPlayer:
+    """30 s of an 8 Mbit/s viewer on 8.8 Mbit/s, 100 ms RTT, 300 kB queue, over Cubic."""
+    sim = Simulator(Link(8.8, 0.1, 300_000), seed=1)
+    viewer = VideoPlayer(8.0, request_rtt=0.1, **player)
+    viewer.flow = sim.add_flow(create_controller("cubic", seed=1), app=viewer)
+    sim.run(30.0)
+    viewer(30.0)
+    return viewer
 
-    on, off = viewer(True), viewer(False)
+
+def test_prefetch_keeps_the_link_busy_between_segments() -> None:
+    # One request per segment idles the link a round trip in every 2 s segment, half the
+    # 10 % headroom. The browser player requests the next segment with the current one
+    # (prefetch=1), and so does the model's viewer by default.
+    on, off = _cubic_viewer(prefetch=True), _cubic_viewer(prefetch=False)
     assert VideoPlayer(8.0).prefetch
     assert on.downloaded_s > off.downloaded_s
     assert on.buffering_ratio < off.buffering_ratio
 
 
 def test_headers_leave_the_video_less_headroom() -> None:
-    # 8 Mbit/s video on 8.8 Mbit/s: with every packet byte media it has 10 % headroom; the
-    # real stack's 1200-byte datagrams carry 1165 bytes of it in 1228 on the wire, 4 %.
-    def viewer(share: float) -> VideoPlayer:
-        sim = Simulator(Link(8.8, 0.1, 300_000), seed=1)
-        player = VideoPlayer(8.0, request_rtt=0.1, payload_share=share)
-        player.flow = sim.add_flow(create_controller("cubic", seed=1), app=player)
-        sim.run(30.0)
-        player(30.0)
-        return player
-
+    # With every packet byte media the video has 10 % headroom; the real stack's 1200-byte
+    # datagrams carry 1165 bytes of it in 1228 on the wire, 4 %.
     assert pytest.approx(0.949, abs=0.001) == WIRE_PAYLOAD_SHARE
-    bare, wired = viewer(1.0), viewer(WIRE_PAYLOAD_SHARE)
+    bare = _cubic_viewer(payload_share=1.0)
+    wired = _cubic_viewer(payload_share=WIRE_PAYLOAD_SHARE)
     assert wired.segment_bytes == pytest.approx(bare.segment_bytes / WIRE_PAYLOAD_SHARE)
     assert wired.downloaded_s < bare.downloaded_s
 
