@@ -452,22 +452,21 @@ class PccSender(Controller):
         utility, gradient = self.mi_utility(result)
         tag = result.tag
         state = self.state  # report the state the MI was judged in
-        overload = self.on_overload(now, result)
-        if overload is not None:
-            verdict = overload
-            self.queue.close_current(now)  # the new rate takes effect with the next packet
-        elif not isinstance(tag, MiTag) or tag.epoch != self.epoch:
-            verdict = Verdict("stale")
-        else:
-            verdict = self.on_mi_finished(now, result, utility)
-            current = self.queue.current
-            if current is not None and isinstance(current.tag, MiTag) and (
-                    current.tag.epoch != self.epoch
-                    or (verdict.decision == "double" and p.ss_double_now)):
-                # A decision made the MI in progress stale (or, in slow start, one more MI at
-                # the rate just outgrown): cut it short so the new rate takes effect with the
-                # next packet instead of after the MI's full length.
-                self.queue.close_current(now)
+        verdict = self.on_overload(now, result)
+        if verdict is None:
+            if not isinstance(tag, MiTag) or tag.epoch != self.epoch:
+                verdict = Verdict("stale")
+            else:
+                verdict = self.on_mi_finished(now, result, utility)
+        current = self.queue.current
+        if verdict.decision != "stale" and current is not None and isinstance(
+                current.tag, MiTag) and (
+                current.tag.epoch != self.epoch
+                or (verdict.decision == "double" and p.ss_double_now)):
+            # A decision made the MI in progress stale (or, in slow start, one more MI at the
+            # rate just outgrown): cut it short so the new rate takes effect with the next
+            # packet instead of after the MI's full length.
+            self.queue.close_current(now)
         self._emit_mi(now, result, utility, gradient, verdict, state)
 
     def _check_timeout(self, now: float) -> None:
