@@ -32,7 +32,7 @@ class Setup:
     figure: str
     bitrate_mbps: float
     duration_s: float
-    stagger_s: float
+    stagger_s: float | None  # fig52 only: Fig. 5.1 has one viewer
     prefetch: bool
     payload_share: float
 
@@ -56,8 +56,9 @@ def run_seed(setup: Setup, arm: str, seed: int) -> SeedResult:
         pct = video.buffering_ratio * 100
         return SeedResult(pct, pct, video.utilization, video.startup_s, video.loss_rate * 100,
                           video.p95_queue_delay_ms)
+    stagger_s = VIEWER_STAGGER_S if setup.stagger_s is None else setup.stagger_s
     viewers = scenario_viewers(name, bitrate_mbps=setup.bitrate_mbps, seed=seed,
-                               duration=setup.duration_s, stagger_s=setup.stagger_s,
+                               duration=setup.duration_s, stagger_s=stagger_s,
                                params=params, prefetch=setup.prefetch,
                                payload_share=setup.payload_share)
     return SeedResult(viewers.buffering_ratio * 100, max(viewers.buffering_ratios) * 100,
@@ -107,7 +108,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--bitrate", type=float, default=None, metavar="MBPS",
                         help="per viewer (default: 15 for fig51, 8 for fig52)")
     parser.add_argument("--duration", type=float, default=60.0, metavar="S")
-    parser.add_argument("--stagger", type=float, default=VIEWER_STAGGER_S, metavar="S",
+    parser.add_argument("--stagger", type=float, default=None, metavar="S",
                         help=f"fig52: seconds between the viewers' starts (default "
                              f"{VIEWER_STAGGER_S}, the harness's median)")
     parser.add_argument("--no-prefetch", action="store_true",
@@ -118,9 +119,15 @@ def main(argv: Sequence[str] | None = None) -> None:
                              f"lost to headers)")
     parser.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
     args = parser.parse_args(argv)
-    if args.seeds < 1 or args.jobs < 1 or args.duration <= 0 or args.stagger < 0:
-        parser.error("--seeds and --jobs must be at least 1, --duration positive, "
-                     "--stagger not negative")
+    if args.seeds < 1 or args.jobs < 1 or args.duration <= 0:
+        parser.error("--seeds and --jobs must be at least 1, --duration positive")
+    if args.stagger is not None and args.figure != "fig52":
+        parser.error("--stagger applies to fig52 only (fig51 has one viewer)")
+    if args.stagger is not None and args.stagger < 0:
+        parser.error(f"--stagger must not be negative, got {args.stagger}")
+    stagger = None
+    if args.figure == "fig52":
+        stagger = VIEWER_STAGGER_S if args.stagger is None else args.stagger
     if not 0 < args.payload_share <= 1:
         parser.error(f"--payload-share must be in (0, 1], got {args.payload_share}")
     arms: list[str] = args.arms
@@ -130,7 +137,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     except UserError as exc:
         parser.error(f"--arms: {exc}")
     setup = Setup(args.figure, args.bitrate or DEFAULT_BITRATE_MBPS[args.figure], args.duration,
-                  args.stagger, not args.no_prefetch, args.payload_share)
+                  stagger, not args.no_prefetch, args.payload_share)
     seeds = list(range(1, args.seeds + 1))
     jobs = [(setup, arm, seed) for arm in arms for seed in seeds]
     with ProcessPoolExecutor(args.jobs) as pool:

@@ -32,12 +32,15 @@ def test_prints_one_json_document(capsys: pytest.CaptureFixture[str]) -> None:
           "--bitrate", "3"])
     doc = json.loads(capsys.readouterr().out)
     assert doc["setup"]["figure"] == "fig51" and doc["setup"]["prefetch"] is True
+    assert doc["setup"]["stagger_s"] is None  # one viewer: nothing to stagger
     assert doc["arms"][0]["arm"] == "cubic" and len(doc["arms"][0]["per_seed_pct"]) == 1
 
 
 @pytest.mark.parametrize("argv, message", [
     (["fig52", "--arms", "vivace:nope=1"], "--arms: controller 'vivace' has no parameter 'nope'"),
     (["fig52", "--seeds", "0"], "--seeds and --jobs must be at least 1"),
+    (["fig51", "--stagger", "0.5"], "--stagger applies to fig52 only"),
+    (["fig52", "--stagger", "-1"], "--stagger must not be negative, got -1.0"),
 ])
 def test_bad_arguments_are_one_line(argv: list[str], message: str,
                                     capsys: pytest.CaptureFixture[str]) -> None:
