@@ -1,9 +1,12 @@
 """Issue #13's cellular targets from `bench transfer` JSON files (infra/experiments/cellular.sh):
 per trace, the cellular Vivace profile against BBR and ewma-bdp on medians over runs.
 
-    python -m pccstream.bench.cellular docs/results/cellular [--json]
+    python -m pccstream.bench.cellular docs/results/cellular [--profile ARM] [--json]
 
 Targets: p95 signal delay <= 0.5 x BBR's, throughput >= 0.5 x BBR's, power >= ewma-bdp's.
+Each row also gives the trace's floor: the p95 signal delay of a sender that never queues
+(its wait for the downlink's next delivery opportunity). Where the floor is above half of
+BBR's delay, no sender meets the delay target on that trace.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from ..cli_conventions import add_json, run_command
+from ..emulator.analyze import signal_delay_floor_ms
+from ..emulator.scenario import load_scenario
 from ..errors import UserError
 
 PROFILE = "vivace-lte"
@@ -33,14 +38,31 @@ def _ratio(a: dict[str, float | None] | None, b: dict[str, float | None] | None,
     return x / y if x is not None and y else None
 
 
-def evaluate(doc: dict[str, Any]) -> dict[str, Any]:
-    """One trace's row: each arm's medians and the three target checks."""
+def trace_floor_ms(scenario: object) -> float | None:
+    """The scenario's downlink floor (`signal_delay_floor_ms`), or None without a trace."""
+    if not isinstance(scenario, str):
+        return None
+    try:
+        trace = load_scenario(scenario).direction("down").build_trace()
+    except UserError:
+        return None
+    return signal_delay_floor_ms(trace) if trace is not None else None
+
+
+def evaluate(doc: dict[str, Any], profile: str = PROFILE,
+             floor_ms: float | None = None) -> dict[str, Any]:
+    """One trace's row: each arm's medians, the trace's floor and the three target checks
+    for `profile`."""
     arms = {arm: {k: _median(doc, arm, k)
                   for k in ("throughput_mbps", "p95_signal_delay_ms", "power")}
             for arm in doc.get("arms", {})}
     row: dict[str, Any] = {"scenario": doc.get("scenario"), "duration_s": doc.get("duration_s"),
-                           "runs": doc.get("runs"), "arms": arms}
-    ours, bbr, ewma = arms.get(PROFILE), arms.get("bbr"), arms.get("ewma-bdp")
+                           "runs": doc.get("runs"), "profile": profile, "arms": arms,
+                           "floor_ms": floor_ms}
+    ours, bbr, ewma = arms.get(profile), arms.get("bbr"), arms.get("ewma-bdp")
+    bbr_delay = (bbr or {}).get("p95_signal_delay_ms")
+    if floor_ms is not None and bbr_delay:
+        row["floor_ratio_vs_bbr"] = floor_ms / bbr_delay
     delay = _ratio(ours, bbr, "p95_signal_delay_ms")
     throughput = _ratio(ours, bbr, "throughput_mbps")
     if delay is not None and throughput is not None:
@@ -52,7 +74,7 @@ def evaluate(doc: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def load_rows(directory: Path) -> list[dict[str, Any]]:
+def load_rows(directory: Path, profile: str = PROFILE) -> list[dict[str, Any]]:
     files = sorted(directory.glob("*.json"))
     if not files:
         raise UserError(f"{directory}: no bench transfer JSON files")
@@ -64,7 +86,7 @@ def load_rows(directory: Path) -> list[dict[str, Any]]:
             raise UserError(f"{path}: not a bench transfer JSON file: {exc}") from None
         if not isinstance(doc, dict) or doc.get("benchmark") != "transfer":
             raise UserError(f"{path}: not a bench transfer JSON file")
-        rows.append(evaluate(doc))
+        rows.append(evaluate(doc, profile, trace_floor_ms(doc.get("scenario"))))
     return rows
 
 
@@ -78,10 +100,11 @@ def _check(row: dict[str, Any], ratio: str, ok: str) -> str:
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
-    arms = sorted({a for r in rows for a in r["arms"]}, key=lambda a: (a != PROFILE, a))
+    profile = rows[0]["profile"] if rows else PROFILE
+    arms = sorted({a for r in rows for a in r["arms"]}, key=lambda a: (a != profile, a))
     head = "| trace | " + " | ".join(f"{a} Mbit/s @ p95 ms (power)" for a in arms)
-    head += " | delay / BBR | thr / BBR | power ≥ ewma-bdp |"
-    lines = [head, "|" + " --- |" * (len(arms) + 4)]
+    head += " | floor ms (/ BBR) | delay / BBR | thr / BBR | power ≥ ewma-bdp |"
+    lines = [head, "|" + " --- |" * (len(arms) + 5)]
     for r in rows:
         cells = []
         for a in arms:
@@ -90,7 +113,10 @@ def markdown(rows: list[dict[str, Any]]) -> str:
                          f"{_fmt(m.get('p95_signal_delay_ms'), '.0f')} "
                          f"({_fmt(m.get('power'), '.1f')})")
         power = "—" if "power_ok" not in r else ("✓" if r["power_ok"] else "✗")
-        lines.append(f"| {r['scenario']} | " + " | ".join(cells) + " | "
+        floor = _fmt(r.get("floor_ms"), ".0f")
+        if r.get("floor_ratio_vs_bbr") is not None:
+            floor += f" ({r['floor_ratio_vs_bbr']:.2f})"
+        lines.append(f"| {r['scenario']} | " + " | ".join(cells) + f" | {floor} | "
                      + _check(r, "delay_ratio_vs_bbr", "delay_ok") + " | "
                      + _check(r, "throughput_ratio_vs_bbr", "throughput_ok") + f" | {power} |")
     return "\n".join(lines)
@@ -100,13 +126,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pccstream.bench.cellular",
                                      description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("directory", type=Path)
+    parser.add_argument("--profile", default=PROFILE, metavar="ARM",
+                        help=f"the arm the targets are checked for (default {PROFILE}), e.g. "
+                             "a variant such as vivace-lte:bdp_cap_gain=1.25")
     add_json(parser)
     parser.set_defaults(func=_print_rows)
     return run_command(parser.parse_args(argv))
 
 
 def _print_rows(args: argparse.Namespace) -> int:
-    rows = load_rows(args.directory)
+    rows = load_rows(args.directory, args.profile)
     print(json.dumps(rows, indent=2) if args.json else markdown(rows))
     return 0
 

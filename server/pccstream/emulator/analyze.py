@@ -25,6 +25,7 @@ import numpy as np
 
 from pccstream.emulator.log import MAGIC
 from pccstream.emulator.mahimahi import analyze_mahimahi, is_mahimahi_log, parse_mahimahi
+from pccstream.emulator.trace import Trace
 from pccstream.errors import UserError
 from pccstream.stats import percentile95_mahimahi, signal_delays
 
@@ -161,6 +162,14 @@ def _direction_metrics(dl: DirectionLog) -> dict[str, Any]:
         "departures": len(dl.dep_t),
         "drops": dict(sorted(dl.drops.items())),
     }
+
+
+def signal_delay_floor_ms(trace: Trace) -> float:
+    """The p95 signal delay of a sender that never queues: each millisecond's wait for the
+    trace's next delivery opportunity. No sender scores below it, because the metric counts
+    the trace's outages whether or not a packet waited through them."""
+    times = np.asarray(trace.times, dtype=np.float64)
+    return percentile95_mahimahi(signal_delays(times, times))
 
 
 def analyze_file(path: str | Path) -> dict[str, Any]:

@@ -37,3 +37,24 @@ def test_bad_input_names_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[
     (tmp_path / "x.json").write_text("{not json")
     assert main([str(tmp_path)]) == 2
     assert "x.json: not a bench transfer JSON file" in capsys.readouterr().err
+
+
+def test_a_variant_is_checked_and_the_trace_floor_is_reported(tmp_path: Path) -> None:
+    variant = "vivace-lte:bdp_cap_gain=1.25"
+    (tmp_path / "v.json").write_text(json.dumps(_doc("verizon-lte-short", {
+        "vivace-lte": (4.6, 185.0), variant: (4.2, 130.0), "bbr": (4.8, 493.0),
+        "ewma-bdp": (3.0, 102.0)})))
+    row, = load_rows(tmp_path, variant)
+    assert row["profile"] == variant and row["delay_ratio_vs_bbr"] == pytest.approx(130 / 493)
+    # Verizon-LTE-short's downlink leaves 31 ms at the p95 even to a sender that never queues.
+    assert row["floor_ms"] == 31.0 and row["floor_ratio_vs_bbr"] == pytest.approx(31 / 493)
+    table = markdown([row])
+    assert "| verizon-lte-short | 4.20 @ 130" in table and "| 31 (0.06) |" in table
+
+
+def test_a_scenario_without_a_trace_has_no_floor(tmp_path: Path) -> None:
+    (tmp_path / "a.json").write_text(json.dumps(_doc("no-such-scenario", {
+        "vivace-lte": (3.0, 40.0), "bbr": (5.0, 200.0)})))
+    row, = load_rows(tmp_path)
+    assert row["floor_ms"] is None and "floor_ratio_vs_bbr" not in row
+    assert "| — |" in markdown([row])

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from pccstream.emulator.analyze import analyze_file
+from pccstream.emulator.analyze import analyze_file, signal_delay_floor_ms
 from pccstream.emulator.link import Link
 from pccstream.emulator.log import EventLog
 from pccstream.emulator.packet import Packet
@@ -63,6 +63,15 @@ def test_signal_delay_takes_the_least_for_data_at_or_after_t() -> None:
     # A packet sent at 0 takes 20 ms, one sent at 1 takes 3: data at or after 0 arrives by 4.
     sd = signal_delays(np.array([0.0, 1.0]), np.array([20.0, 4.0]))
     assert list(sd) == [4, 3]
+
+
+def test_the_floor_is_each_millisecond_s_wait_for_the_next_opportunity() -> None:
+    # An opportunity every 10 ms: waits 0, 9, 8, ... 1 ms, so 5 % of the milliseconds wait 9.
+    assert signal_delay_floor_ms(parse_trace("\n".join(str(t) for t in range(0, 101, 10)),
+                                             "t")) == 9.0
+    # A 900 ms outage in 1 s: the p95 millisecond waits most of it.
+    outage = "\n".join([*map(str, range(100)), "1000"])
+    assert signal_delay_floor_ms(parse_trace(outage, "t")) == 850.0
 
 
 def test_model_log_round_trip(tmp_path) -> None:
