@@ -136,6 +136,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def _print_rows(args: argparse.Namespace) -> int:
     rows = load_rows(args.directory, args.profile)
+    if not any(args.profile in row["arms"] for row in rows):
+        arms = sorted({a for row in rows for a in row["arms"]})
+        raise UserError(f"--profile {args.profile}: no file in {args.directory} has that arm "
+                        f"(arms: {', '.join(arms)})")
     print(json.dumps(rows, indent=2) if args.json else markdown(rows))
     return 0
 

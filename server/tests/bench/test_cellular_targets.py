@@ -58,3 +58,10 @@ def test_a_scenario_without_a_trace_has_no_floor(tmp_path: Path) -> None:
     row, = load_rows(tmp_path)
     assert row["floor_ms"] is None and "floor_ratio_vs_bbr" not in row
     assert "| — |" in markdown([row])
+
+
+def test_a_profile_no_file_has_is_one_line(tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "a.json").write_text(json.dumps(_doc("a", {"bbr": (5.0, 200.0)})))
+    assert main([str(tmp_path), "--profile", "vivace-lte:bdp_cap_gain=2"]) == 2
+    assert "--profile vivace-lte:bdp_cap_gain=2: no file in" in capsys.readouterr().err
