@@ -66,7 +66,7 @@ def test_signal_delay_takes_the_least_for_data_at_or_after_t() -> None:
 
 
 def test_the_floor_is_each_millisecond_s_wait_for_the_next_opportunity() -> None:
-    # An opportunity every 10 ms: waits 0, 9, 8, ... 1 ms, so 5 % of the milliseconds wait 9.
+    # An opportunity every 10 ms: waits 0, 9, 8, ... 1 ms; a tenth of the milliseconds wait 9.
     assert signal_delay_floor_ms(parse_trace("\n".join(str(t) for t in range(0, 101, 10)),
                                              "t")) == 9.0
     # A 900 ms outage in 1 s: the p95 millisecond waits most of it.
