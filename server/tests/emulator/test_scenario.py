@@ -184,3 +184,12 @@ def test_outage_scenario_kills_both_directions_for_two_seconds() -> None:
     assert starts == {(10.0, 1.0, ("down", "up")), (12.0, 0.0, ("down", "up"))}
     moved = load_scenario("outage-2s", {"outage_at_s": 3, "outage_end_s": 5})
     assert [e.at_s for e in moved.timeline] == [3.0, 5.0]
+
+
+def test_the_uplink_beat_releases_acks_every_40_ms() -> None:
+    sc = load_scenario("uplink-beat-40ms")
+    assert sc.down.rate_bps == 12e6 and sc.down.delay_ms == 20 and sc.up.delay_ms == 20
+    up = sc.up.build_trace()
+    assert up is not None and up.period_ms == 1000
+    assert list(up.times) == list(range(40, 1001, 40)) and set(up.counts) == {10}
+    assert "cellular" not in sc.tags  # a stress case, not a recording
