@@ -95,6 +95,12 @@ class PccParams:
         "measured a burst of held ACKs (a busy host), not the path: its RTT samples fall "
         "through the MI, so its utility looks good; it is held, never doubled on (0 = off)",
         lo=0.0, hi=100.0)
+    ss_min_delivery_ratio: float = param(
+        0.0, "slow start ends on an MI at a new, higher rate that was sending for most of "
+        "its length (ss_min_send_fill) and delivered less than this fraction of its send "
+        "rate: the bottleneck took only that much, and the difference is queueing up. The "
+        "utility cannot say so yet (the loss comes an MI later, the RTT gradient can hide in "
+        "the noise test), so slow start would double once more (0 = off)", lo=0.0, hi=1.0)
     ss_min_send_fill: float = param(
         0.8, "slow start doubles only on an MI that was sending for at least this share of "
         "its length: an MI the application left idle (a live stream's frame, sent as a burst "
@@ -589,9 +595,10 @@ class SlowStart:
     """
 
     def __init__(self, full_pipe_growth: float = 0.0, *, max_delivery_ratio: float = 0.0,
-                 min_send_fill: float = 0.0) -> None:
+                 min_send_fill: float = 0.0, min_delivery_ratio: float = 0.0) -> None:
         self.full_pipe_growth = full_pipe_growth
         self.max_delivery_ratio = max_delivery_ratio
+        self.min_delivery_ratio = min_delivery_ratio
         self.min_send_fill = min_send_fill
         self.best_rate = 0.0
         self.best_utility = float("-inf")
@@ -601,7 +608,8 @@ class SlowStart:
     def from_params(cls, p: PccParams, *, full_pipe: bool = True) -> SlowStart:
         return cls(p.ss_full_pipe_growth if full_pipe else 0.0,
                    max_delivery_ratio=p.ss_max_delivery_ratio,
-                   min_send_fill=p.ss_min_send_fill)
+                   min_send_fill=p.ss_min_send_fill,
+                   min_delivery_ratio=p.ss_min_delivery_ratio)
 
     def on_result(self, rate: float, utility: float, base_rate: float, *,
                   delivery: float = 0.0, send: float = 0.0, ack_frames: int = 0,
@@ -625,6 +633,10 @@ class SlowStart:
             return "ack-burst"
         if rate <= self.best_rate:
             return "hold"
+        if (self.min_delivery_ratio > 0 and send > 0 and send_fill >= self.min_send_fill
+                and ack_frames >= MIN_BURST_ACK_FRAMES
+                and delivery < self.min_delivery_ratio * send):
+            return "exit"
         if utility > self.best_utility:
             if rate >= base_rate and send_fill < self.min_send_fill:
                 return "app-idle"

@@ -138,6 +138,28 @@ def test_slow_start_never_doubles_on_an_mi_the_application_left_idle() -> None:
     assert SlowStart().on_result(1e6, 1.0, 1e6, send_fill=0.3) == "double"  # 0 = off
 
 
+def test_slow_start_ends_on_an_mi_the_bottleneck_took_only_part_of() -> None:
+    # Real stack, Fig. 5.1 at 15 Mbit/s (16.5 Mbit/s link; sessions 20-22): an MI at 23.5
+    # Mbit/s sent 23.8 and was delivered at 10.3, yet its utility still grew (the loss comes
+    # an MI later), so slow start doubled to 47 Mbit/s. 11 of 125 vivace sessions doubled
+    # on such an MI, and their exits came at 2.5-3.8 x the link.
+    from pccstream.cc.pcc_sender import SlowStart
+    ss = SlowStart(min_send_fill=0.8, min_delivery_ratio=0.75)
+    assert ss.on_result(11.75e6, 1.0, 11.75e6, send=11.9e6, delivery=12.1e6,
+                        ack_frames=8) == "double"
+    assert ss.on_result(23.5e6, 2.0, 23.5e6, send=23.8e6, delivery=10.3e6,
+                        ack_frames=8) == "exit"
+    assert ss.best_rate == 11.75e6
+    # Too few ACK frames to measure a delivery rate, or an MI the application left idle:
+    # no verdict from the ratio.
+    fresh = SlowStart(min_send_fill=0.8, min_delivery_ratio=0.75)
+    assert fresh.on_result(1e6, 1.0, 1e6, send=1e6, delivery=0.5e6, ack_frames=2) == "double"
+    assert fresh.on_result(2e6, 2.0, 2e6, send=2e6, delivery=0.5e6, ack_frames=8,
+                           send_fill=0.3) == "app-idle"
+    off = SlowStart()
+    assert off.on_result(1e6, 1.0, 1e6, send=1e6, delivery=0.5e6, ack_frames=8) == "double"
+
+
 def test_live_stream_slow_start_holds_where_frames_leave_mis_idle() -> None:
     # Link model: a 4 Mbit/s live stream (30 fps, a keyframe of 8 delta frames every 2 s)
     # over a 50 Mbit/s, 40 ms link. The first keyframe's MIs double the rate to 32 Mbit/s;
