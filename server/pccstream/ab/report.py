@@ -32,14 +32,39 @@ from pccstream.errors import UserError  # noqa: E402
 
 # Derived per run: dropped / decoded frames (the player's CPU health; pccstream.ab.starvation).
 DROPPED_FRAME_RATIO = "dropped_frame_ratio"
+# Derived per run: the rate a PCC controller left slow start at (viewer 0's first
+# `exit-slow-start` MI) over the viewer's share of the link; how far slow start overshot.
+SLOW_START_EXIT = "slow_start_exit_share"
+_exit_cache: dict[tuple[Any, ...], float | None] = {}
 
 
 def run_value(run: sqlite3.Row, column: str) -> float | None:
-    """A stored column, or a derived one (DROPPED_FRAME_RATIO)."""
+    """A stored column, or a derived one (DROPPED_FRAME_RATIO, SLOW_START_EXIT)."""
     if column == DROPPED_FRAME_RATIO:
         dropped, decoded = run["dropped_frames"], run["decoded_frames"]
         return dropped / decoded if dropped is not None and decoded else None
+    if column == SLOW_START_EXIT:
+        key = (run["experiment_id"], run["id"], run["started_at"])
+        if key not in _exit_cache:
+            _exit_cache[key] = slow_start_exit_share(run)
+        return _exit_cache[key]
     return run[column]
+
+
+def slow_start_exit_share(run: sqlite3.Row) -> float | None:
+    """Viewer 0's slow-start exit rate / (link capacity / viewers); None: no PCC exit."""
+    capacity = run["capacity_mbps"]
+    sessions = telemetry(run)
+    if not capacity or not sessions:
+        return None
+    head: Any = sessions[0]
+    events: list[Any] = head if isinstance(head, list) else sessions
+    exit_mi = next((e for e in events if isinstance(e, dict) and e.get("type") == "mi"
+                    and e.get("decision") == "exit-slow-start"), None)
+    if exit_mi is None:
+        return None
+    viewers = len(json.loads(run["viewers_json"] or "[]")) or 1
+    return float(exit_mi["target_rate_bps"]) / 1e6 / (capacity / viewers)
 
 
 def starved(run: sqlite3.Row) -> bool:
@@ -75,6 +100,7 @@ METRICS: tuple[Metric, ...] = (
     Metric("frames_skipped", "frames skipped", "count"),
     Metric("buffering_ratio_with_startup", "buffering ratio incl. startup", "%", 100.0),
     Metric(DROPPED_FRAME_RATIO, "dropped frames", "%", 100.0),
+    Metric(SLOW_START_EXIT, "slow-start exit / link share", "x"),
 )
 # The paired table's metrics (live designs add the latencies).
 PAIRED_METRICS = ("buffering_ratio", "startup_delay_ms", "mean_bitrate_kbps", "throughput_mbps",

@@ -10,6 +10,7 @@ from pccstream.ab.design import Design, schedule
 from pccstream.ab.experiment import run_experiment
 from pccstream.ab.progress import Progress
 from pccstream.ab.report import (
+    SLOW_START_EXIT,
     ExperimentView,
     markdown_tables,
     paired_table,
@@ -222,3 +223,25 @@ def test_the_report_shows_each_runs_host_and_warns_about_split_blocks(tmp_path: 
         page = render(store, title="hosts", resamples=200)
         assert "node-7 (1 runs, Other CPU)" in page and "different hosts" in page
         assert "different hosts" in markdown_tables(store, resamples=200)
+
+
+def test_the_slow_start_exit_is_reported_against_the_viewer_s_share(tmp_path: Path):
+    class Exiting(FakeRunner):
+        async def run(self, design, slot):
+            record = await super().run(design, slot)
+            if slot.arm == "vivace":  # left slow start at 6.6 Mbit/s on the 3.3 Mbit/s link
+                record["telemetry"][0].append(
+                    {"type": "mi", "t_ms": 900.0, "target_rate_bps": 6.6e6,
+                     "decision": "exit-slow-start"})
+            return record
+
+    design = Design(arms=("vivace", "cubic"), scenario="video-rttflap", runs=2, duration_s=5.0)
+    with Store(tmp_path / "r.sqlite") as store:
+        progress = Progress(4, 0, 1.0, stream=io.StringIO())
+        asyncio.run(run_experiment(store, design, Exiting(), progress=progress))
+        view = ExperimentView(store, store.experiment(design.experiment_id))  # type: ignore[arg-type]
+        assert view.values("vivace", SLOW_START_EXIT) == [2.0, 2.0]
+        assert view.values("cubic", SLOW_START_EXIT) == [None, None]  # no PCC slow start
+        header, rows = summary_table(view, seed=1, resamples=100)
+        column = header.index("slow-start exit / link share (x)")
+        assert rows[0][column].startswith("2")
