@@ -215,7 +215,9 @@ def test_a_lower_gain_starves_a_clumping_uplink() -> None:
     target on the three short traces on the real stack: with ACKs held for up to a min RTT,
     the RTT without any queue is about 1.5 min RTTs. A bound below what that RTT needs caps
     the send rate below the receive rate it is built from, so each ACK round lowers both,
-    down to the minimum window."""
+    down to the minimum window. That is the model; on the real stack (scenario
+    uplink-beat-40ms) the gain alone kept 10.2 of 12 Mbit/s, and the variant, whose
+    standing-queue rule reads the ACKs' wait as a queue, starved at 0.53."""
     starved, _ = _clumping_uplink({"bdp_cap_gain": "1.25"})
     kept, _ = _clumping_uplink({"bdp_cap_gain": "1.5"})
     assert starved < 0.15 * 12.0 and kept > 0.6 * 12.0
