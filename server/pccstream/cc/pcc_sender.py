@@ -626,7 +626,9 @@ class SlowStart:
         the ACK-burst test takes out; with fewer than 3 frames it cannot tell and is skipped.
         `send_fill`: the share of the MI's length it was sending. An MI that would double
         but was left idle by the application is held and does not become the best: the
-        next MI at its rate is judged again.
+        next MI at its rate is judged again. With `min_delivery_ratio`, an MI at a new rate
+        that was sending and delivered under that share of its send rate ends slow start
+        whatever its utility says.
         """
         if (send > 0 and self.max_delivery_ratio > 0 and ack_frames >= MIN_BURST_ACK_FRAMES
                 and delivery * (ack_frames - 1) / ack_frames > self.max_delivery_ratio * send):
