@@ -161,6 +161,13 @@ def test_a_source_change_during_the_experiment_is_flagged(tmp_path: Path):
         )
 
 
+def _run_view(store: Store, design: Design, runner: FakeRunner) -> ExperimentView:
+    """Run `design` with `runner` into `store`; the report's view of it."""
+    progress = Progress(len(design.arms) * design.runs, 0, 1.0, stream=io.StringIO())
+    asyncio.run(run_experiment(store, design, runner, progress=progress))
+    return ExperimentView(store, store.experiment(design.experiment_id))  # type: ignore[arg-type]
+
+
 def test_cpu_starved_runs_are_counted_flagged_and_left_out(tmp_path: Path):
     class Starving(FakeRunner):
         async def run(self, design, slot):
@@ -172,9 +179,7 @@ def test_cpu_starved_runs_are_counted_flagged_and_left_out(tmp_path: Path):
 
     design = Design(arms=("vivace", "cubic"), scenario="video-rttflap", runs=3, duration_s=5.0)
     with Store(tmp_path / "r.sqlite") as store:
-        progress = Progress(6, 0, 1.0, stream=io.StringIO())
-        asyncio.run(run_experiment(store, design, Starving(), progress=progress))
-        view = ExperimentView(store, store.experiment(design.experiment_id))  # type: ignore[arg-type]
+        view = _run_view(store, design, Starving())
         assert (view.starved_runs("vivace"), view.starved_runs("cubic")) == (0, 1)
         header, rows = summary_table(view, seed=1, resamples=100)
         assert header[:3] == ["arm", "runs", "CPU-starved"]
@@ -237,9 +242,7 @@ def test_the_slow_start_exit_is_reported_against_the_viewer_s_share(tmp_path: Pa
 
     design = Design(arms=("vivace", "cubic"), scenario="video-rttflap", runs=2, duration_s=5.0)
     with Store(tmp_path / "r.sqlite") as store:
-        progress = Progress(4, 0, 1.0, stream=io.StringIO())
-        asyncio.run(run_experiment(store, design, Exiting(), progress=progress))
-        view = ExperimentView(store, store.experiment(design.experiment_id))  # type: ignore[arg-type]
+        view = _run_view(store, design, Exiting())
         assert view.values("vivace", SLOW_START_EXIT) == [2.0, 2.0]
         assert view.values("cubic", SLOW_START_EXIT) == [None, None]  # no PCC slow start
         header, rows = summary_table(view, seed=1, resamples=100)
