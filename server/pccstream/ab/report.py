@@ -34,8 +34,8 @@ from pccstream.errors import UserError  # noqa: E402
 DROPPED_FRAME_RATIO = "dropped_frame_ratio"
 # Derived per run: the rate a PCC controller left slow start at (viewer 0's first
 # `exit-slow-start` MI) over the viewer's share of the link; how far slow start overshot.
+# Read from the compressed telemetry, so `ExperimentView` computes it once per run.
 SLOW_START_EXIT = "slow_start_exit_share"
-_exit_cache: dict[tuple[Any, ...], float | None] = {}
 
 
 def run_value(run: sqlite3.Row, column: str) -> float | None:
@@ -44,10 +44,7 @@ def run_value(run: sqlite3.Row, column: str) -> float | None:
         dropped, decoded = run["dropped_frames"], run["decoded_frames"]
         return dropped / decoded if dropped is not None and decoded else None
     if column == SLOW_START_EXIT:
-        key = (run["experiment_id"], run["id"], run["started_at"])
-        if key not in _exit_cache:
-            _exit_cache[key] = slow_start_exit_share(run)
-        return _exit_cache[key]
+        return slow_start_exit_share(run)
     return run[column]
 
 
@@ -141,17 +138,26 @@ class ExperimentView:
         self.runs = store.runs(self.design.experiment_id)
         self.arms = list(self.design.arms)
         self.total = len(schedule(self.design))
+        self._exit_shares: dict[int, float | None] = {}
+
+    def value(self, run: sqlite3.Row, column: str) -> float | None:
+        """`run_value`, with SLOW_START_EXIT decompressed once per run."""
+        if column != SLOW_START_EXIT:
+            return run_value(run, column)
+        if run["id"] not in self._exit_shares:
+            self._exit_shares[run["id"]] = run_value(run, column)
+        return self._exit_shares[run["id"]]
 
     def values(self, arm: str, column: str, *, healthy_only: bool = False) -> list[float | None]:
         """`healthy_only`: leave out the CPU-starved runs."""
         return [
-            run_value(r, column)
+            self.value(r, column)
             for r in self.runs
             if r["arm"] == arm and not (healthy_only and starved(r))
         ]
 
     def by_block(self, arm: str, column: str) -> dict[int, float | None]:
-        return {r["block"]: run_value(r, column) for r in self.runs if r["arm"] == arm}
+        return {r["block"]: self.value(r, column) for r in self.runs if r["arm"] == arm}
 
     def starved_runs(self, arm: str) -> int | None:
         """CPU-starved runs of the arm; None when no run of it has the flag (old runs)."""
