@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue #16's live targets: live ABR on (`pccstream ab --mode live --abr`), target latency
 # 300 ms, ladder cap 2.5 Mbit/s (the WebRTC arm gets the same maximum bitrate), arms vivace and
-# webrtc, on video-rttflap (1.1 x 2.5 Mbit/s) and live-6mbps-40ms-1bdp; RUNS blocks x DURATION
+# webrtc (ARMS=... to change them, e.g. ARMS=vivace,vivace:player.fec=8,webrtc), on video-rttflap (1.1 x 2.5 Mbit/s) and live-6mbps-40ms-1bdp; RUNS blocks x DURATION
 # seconds each. One database per scenario in OUT, with its HTML report and Markdown tables;
 # finally the paired per-block table (p95 glass-to-glass and stall count against WebRTC's
 # freeze count, picture heights beside). Resumable: run it again after an interruption and the

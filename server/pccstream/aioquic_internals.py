@@ -1,8 +1,9 @@
 """Every access to aioquic's private attributes (aioquic 1.7.x), and the check that they exist.
 
 aioquic has no public API for what pccstream needs: replacing a connection's congestion
-control and pacer, ordering its stream service queue, reading a stream's unsent data, and
-telling its H3 layer that a client-opened bidirectional stream is a WebTransport stream.
+control and pacer, ordering its stream service queue, reading a stream's unsent data, putting
+DATAGRAM frames ahead of (or taking them out of) its datagram queue, and telling its H3 layer
+that a client-opened bidirectional stream is a WebTransport stream.
 This module is the only one touching those attributes (`tests/test_aioquic_internals.py`
 fails on a private aioquic access anywhere else). `check_aioquic_internals` looks for every
 one of them on freshly made aioquic objects; the server runs it once at start and refuses to
@@ -11,7 +12,8 @@ start, naming what is missing, rather than failing session by session.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import aioquic
@@ -28,7 +30,7 @@ from pccstream.errors import UserError
 # Every private attribute used below, by the aioquic class that owns it.
 PRIVATE_ATTRIBUTES: dict[str, tuple[str, ...]] = {
     "QuicConnection": ("_loss", "_quic_logger", "_max_datagram_size", "_streams",
-                       "_streams_queue"),
+                       "_streams_queue", "_datagrams_pending"),
     "QuicPacketRecovery": ("_cc", "_pacer", "_rtt_smoothed", "_rtt_latest", "_rtt_min",
                            "_rtt_variance", "_rtt_initial"),
     "QuicStreamSender": ("_pending", "_pending_eof"),
@@ -166,6 +168,35 @@ def has_unsent(connection: QuicConnection, stream_id: int) -> bool:
         return False
     sender = stream.sender
     return len(sender._pending) > 0 or bool(sender._pending_eof)
+
+
+# --- DATAGRAM frames -----------------------------------------------------------------------
+# aioquic queues each DATAGRAM frame's payload (for H3: quarter stream id varint + datagram)
+# in a deque and sends from its head, ahead of stream data, as the congestion window allows.
+
+
+def queue_datagrams_first(connection: QuicConnection, frames: Sequence[bytes]) -> None:
+    """Queue `frames` (in this order) ahead of every DATAGRAM frame not yet sent."""
+    pending: deque[bytes] = connection._datagrams_pending
+    pending.extendleft(reversed(frames))
+
+
+def remove_queued_datagrams(connection: QuicConnection,
+                            doomed: Callable[[bytes], bool]) -> int:
+    """Take every queued DATAGRAM frame for which `doomed(frame)` is true out of the queue,
+    unsent; returns how many were removed."""
+    pending: deque[bytes] = connection._datagrams_pending
+    kept = [frame for frame in pending if not doomed(frame)]
+    removed = len(pending) - len(kept)
+    if removed:
+        pending.clear()
+        pending.extend(kept)
+    return removed
+
+
+def queued_datagrams(connection: QuicConnection) -> list[bytes]:
+    """The DATAGRAM frames not yet sent, next first (for tests and diagnostics)."""
+    return list(connection._datagrams_pending)
 
 
 # --- HTTP/3 ---------------------------------------------------------------------------------

@@ -21,6 +21,8 @@ CONTRACT: dict[str, Any] = json.loads(CONTRACT_FILE.read_text())
 
 # live.keep_ms bound (shared/PROTOCOL.md): the player's `keep` and the session's parameter.
 MAX_LIVE_KEEP_MS: int = CONTRACT["limits"]["live_keep_ms_max"]
+# live.fec=K bound: data fragments per parity fragment (shared/PROTOCOL.md).
+MAX_LIVE_FEC: int = CONTRACT["limits"]["live_fec_max"]
 
 PAGE_PARAMETERS: dict[str, frozenset[str]] = {
     page: frozenset(spec["parameters"]) for page, spec in CONTRACT["pages"].items()

@@ -18,7 +18,13 @@ from urllib.parse import urlencode
 from aioquic.asyncio.client import connect
 from aioquic.asyncio.protocol import QuicConnectionProtocol
 from aioquic.h3.connection import H3_ALPN, H3Connection
-from aioquic.h3.events import DataReceived, H3Event, HeadersReceived, WebTransportStreamDataReceived
+from aioquic.h3.events import (
+    DatagramReceived,
+    DataReceived,
+    H3Event,
+    HeadersReceived,
+    WebTransportStreamDataReceived,
+)
 from aioquic.quic.configuration import QuicConfiguration
 from aioquic.quic.connection import QuicConnection
 from aioquic.quic.events import ConnectionTerminated, QuicEvent, StreamReset
@@ -85,6 +91,8 @@ class _ClientProtocol(QuicConnectionProtocol):
         self._inflaters: dict[int, Any] = {}  # zlib decompressobj per TELEMETRY_DEFLATE stream
         self.groups: dict[int, ReceivedGroup] = {}  # by stream id
         self._group_buffers: dict[int, bytearray] = {}
+        # WebTransport datagrams of the session (payloads, in arrival order).
+        self.datagrams: asyncio.Queue[bytes] = asyncio.Queue()
 
     @property
     def connection(self) -> QuicConnection:
@@ -114,6 +122,11 @@ class _ClientProtocol(QuicConnectionProtocol):
         self._quic.send_stream_data(stream_id, payload, end_stream=True)
         self.transmit()
         return future
+
+    def send_datagram(self, payload: bytes) -> None:
+        assert self.session_id is not None
+        self.http.send_datagram(self.session_id, payload)
+        self.transmit()
 
     def quic_event_received(self, event: QuicEvent) -> None:
         if isinstance(event, ConnectionTerminated):
@@ -145,6 +158,8 @@ class _ClientProtocol(QuicConnectionProtocol):
                 self._refusal[1].extend(event.data)
                 if event.stream_ended:
                     self._refuse()
+        elif isinstance(event, DatagramReceived) and event.stream_id == self.session_id:
+            self.datagrams.put_nowait(event.data)
         elif isinstance(event, WebTransportStreamDataReceived):
             if event.stream_id in self._pending:
                 self._on_response_data(event)
@@ -231,6 +246,15 @@ class WebTransportClient:
     def live_groups(self) -> list[ReceivedGroup]:
         """LIVE_GROUP streams received so far, by group sequence."""
         return sorted(self._protocol.groups.values(), key=lambda g: g.header.group)
+
+    @property
+    def datagrams(self) -> asyncio.Queue[bytes]:
+        """The session's WebTransport datagrams as they arrive (live.fec fragments)."""
+        return self._protocol.datagrams
+
+    def send_datagram(self, payload: bytes) -> None:
+        """Send one WebTransport datagram on the session (e.g. a LIVE_NACK)."""
+        self._protocol.send_datagram(payload)
 
     @property
     def response_bytes_received(self) -> int:

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import aioquic
 import pytest
+from aioquic.quic.configuration import QuicConfiguration
+from aioquic.quic.connection import QuicConnection
 
 from pccstream import aioquic_internals
 from pccstream.aioquic_internals import AioquicInternalsChanged, check_aioquic_internals
@@ -116,3 +118,16 @@ def test_the_server_refuses_to_start_on_an_incompatible_aioquic(
     with pytest.raises(AioquicInternalsChanged, match="missing H3Connection._no_such"):
         asyncio.run(server.start())
     server.close()
+
+
+def test_datagrams_can_be_queued_first_and_taken_back() -> None:
+    quic = QuicConnection(configuration=QuicConfiguration(is_client=True))
+    for frame in (b"\x00a1", b"\x00b1", b"\x04a2"):
+        quic.send_datagram_frame(frame)
+    aioquic_internals.queue_datagrams_first(quic, [b"\x00r1", b"\x00r2"])
+    assert aioquic_internals.queued_datagrams(quic) == [
+        b"\x00r1", b"\x00r2", b"\x00a1", b"\x00b1", b"\x04a2"]
+    removed = aioquic_internals.remove_queued_datagrams(quic, lambda f: f.endswith(b"1"))
+    assert removed == 3
+    assert aioquic_internals.queued_datagrams(quic) == [b"\x00r2", b"\x04a2"]
+    assert aioquic_internals.remove_queued_datagrams(quic, lambda f: False) == 0

@@ -8,10 +8,11 @@
  */
 import { fetchConfig, type ServerConfig } from './config';
 import { StartupTimeline } from './metrics/startup';
-import { parseParams, parseSha256Hex, sessionUrl, type PlayerParams } from './params';
+import { liveGiveUpMs, parseParams, parseSha256Hex, sessionUrl, type PlayerParams } from './params';
 import { discardEarlySession, takeEarlySession } from './transport/early';
 import { firstPushes, pushParameters, type PushKey } from './transport/pushed';
-import { Session } from './transport/session';
+import { newLiveDatagramCounters } from './transport/live-datagrams';
+import { Session, type LiveDatagramSetup } from './transport/session';
 import { TelemetryLog } from './transport/telemetry';
 
 /** When the player's first module started running (page loaded and parsed). */
@@ -27,6 +28,15 @@ export const configFetch: Promise<{ config: ServerConfig; atMs: number }> = fetc
   (c) => ({ config: c, atMs: performance.now() }),
 );
 configFetch.catch(() => undefined); // reported when the player needs the answer
+
+/** Live over datagrams: one counters object for the page's sessions (reconnects add to it). */
+const liveDatagramCounters = newLiveDatagramCounters();
+
+/** How the page's sessions assemble datagram groups with `fec` (null without it: groups on streams). */
+export function liveDatagramSetup(params: PlayerParams): LiveDatagramSetup | null {
+  const live = params.live;
+  return live?.fec === undefined ? null : { keepMs: liveGiveUpMs(live), counters: liveDatagramCounters };
+}
 
 export interface Connected {
   session: Session;
@@ -53,7 +63,7 @@ export async function connect(params: PlayerParams, status: (text: string) => vo
   const { url, firstUrl, certHash, config, pushes } = target;
   status(`connecting to ${firstUrl}`);
   const early = await takeEarlySession(firstUrl, certHash, started);
-  const session = await Session.connect(firstUrl, certHash, telemetryLog, startupTimeline, pushes, early);
+  const session = await Session.connect(firstUrl, certHash, telemetryLog, startupTimeline, pushes, early, liveDatagramSetup(params));
   return { session, url, certHash, config };
 }
 

@@ -9,6 +9,9 @@ export type PageName = keyof typeof contract.pages;
 /** `live.keep_ms` bound (shared/PROTOCOL.md): the player's `keep` and the session's parameter. */
 export const MAX_LIVE_KEEP_MS: number = contract.limits.live_keep_ms_max;
 
+/** `live.fec` bound (shared/PROTOCOL.md "Live over datagrams"): the player's `fec` and the session's parameter. */
+export const MAX_LIVE_FEC: number = contract.limits.live_fec_max;
+
 /** The parameters a page reads (forwarded prefixes aside). */
 export function pageParameters(page: PageName): ReadonlySet<string> {
   return new Set(contract.pages[page].parameters);

@@ -1,5 +1,5 @@
 // First: starts the session while the rest of the page is evaluated (boot.ts).
-import { connect, earlyConnection, startupTimeline, telemetryLog } from './boot';
+import { connect, earlyConnection, liveDatagramSetup, startupTimeline, telemetryLog } from './boot';
 import './style.css';
 import type { ServerConfig } from './config';
 import { errorMessage } from './errors';
@@ -270,7 +270,8 @@ async function start(): Promise<void> {
         }
       },
     };
-    const reconnecting = new ReconnectingLiveSession(session, () => Session.connect(url, certHash, telemetry), {
+    const datagrams = liveDatagramSetup(params);
+    const reconnecting = new ReconnectingLiveSession(session, () => Session.connect(url, certHash, telemetry, null, [], null, datagrams), {
       ...DEFAULT_RECONNECT,
       status: setStatus,
     });

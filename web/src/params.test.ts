@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_BUFFER_S, parseParams, parseSha256Hex, sessionUrl } from './params';
+import { DEFAULT_BUFFER_S, MAX_LIVE_FEC, liveGiveUpMs, parseParams, parseSha256Hex, sessionUrl, type LiveParams } from './params';
 
 const HASH = 'ab'.repeat(32);
 
@@ -87,6 +87,25 @@ describe('parseParams', () => {
     expect(parseParams('?abr=1').errors.join()).toMatch(/abr only applies to mode=live/);
   });
 
+  it('reads fec (mode=live) and forwards it as live.fec after live.keep_ms', () => {
+    let parsed = parseParams('?mode=live&fec=4&keep=250');
+    expect(parsed.errors).toEqual([]);
+    expect(parsed.params.live).toEqual({ targetLatencyMs: 1000, keepMs: 250, rendition: null, abr: false, fec: 4 });
+    expect(parsed.params.forwarded).toEqual([['live.keep_ms', '250'], ['live.fec', '4']]);
+    parsed = parseParams("?mode=live&fec=0");
+    expect(parsed.errors).toEqual([]);
+    expect(parsed.params.live?.fec).toBe(0);
+    expect(parsed.params.forwarded).toEqual([['live.fec', '0']]);
+    expect(parseParams(`?mode=live&fec=${MAX_LIVE_FEC}`).params.live?.fec).toBe(64);
+    // Without fec the groups come on streams: nothing is forwarded and the field is absent.
+    expect(parseParams('?mode=live').params.live).not.toHaveProperty('fec');
+  });
+
+  it('gives a group up after keep when given, else after the target latency (fec)', () => {
+    expect(liveGiveUpMs(parseParams('?mode=live&fec=2&keep=250&latency=800').params.live as LiveParams)).toBe(250);
+    expect(liveGiveUpMs(parseParams('?mode=live&fec=2&latency=800').params.live as LiveParams)).toBe(800);
+  });
+
   it('means mode=fixed when only bitrate is given', () => {
     expect(parseParams('?bitrate=800').params.mode).toBe('fixed');
   });
@@ -98,6 +117,11 @@ describe('parseParams', () => {
     ['?mode=live&keep=-1', /keep: expected whole milliseconds/],
     ['?mode=live&keep=1.5', /keep/],
     ['?mode=live&keep=60001', /keep/],
+    ['?mode=live&fec=-1', /fec: expected data fragments per parity fragment, a whole number in \[0, 64\]/],
+    ['?mode=live&fec=65', /fec: expected/],
+    ['?mode=live&fec=1.5', /fec: expected/],
+    ['?mode=live&fec=', /fec: expected/],
+    ['?mode=abr&fec=4', /fec only applies to mode=live/],
     ['?mode=live&rendition=', /rendition: empty/],
     ['?mode=live&rendition=1&bitrate=800', /rendition or bitrate, not both/],
     ['?latency=500', /latency only applies to mode=live/],

@@ -3,7 +3,7 @@
  * parameters and every problem found, and the page shows the problems.
  */
 
-import { MAX_LIVE_KEEP_MS, forwardedPrefixes, pageParameters } from './contracts';
+import { MAX_LIVE_FEC, MAX_LIVE_KEEP_MS, forwardedPrefixes, pageParameters } from './contracts';
 
 export type Mode = 'fixed' | 'abr' | 'live';
 /**
@@ -39,6 +39,12 @@ export interface LiveParams {
   rendition: string | null;
   /** `abr=1`: live ABR (src/watch/live-abr.ts) chooses the rendition; `bitrate` caps the ladder. */
   abr: boolean;
+  /**
+   * `fec=K`: groups as datagrams with one parity fragment per K data fragments (0: NACKs only),
+   * forwarded as the session parameter `live.fec`. Absent (not null, so parsed parameters
+   * without it compare equal to the contract's vectors): groups on streams.
+   */
+  fec?: number;
 }
 
 export interface PlayerParams {
@@ -71,8 +77,8 @@ export const DEFAULT_BUFFER_S = 10;
 export const MAX_BUFFER_S = 600;
 export const DEFAULT_LIVE_LATENCY_MS = 1000;
 export const MAX_LIVE_LATENCY_MS = 60_000;
-export { MAX_LIVE_KEEP_MS };
-const LIVE_ONLY = ['latency', 'keep', 'rendition', 'abr'] as const;
+export { MAX_LIVE_FEC, MAX_LIVE_KEEP_MS };
+const LIVE_ONLY = ['latency', 'keep', 'fec', 'rendition', 'abr'] as const;
 
 export interface ParsedParams {
   params: PlayerParams;
@@ -172,6 +178,7 @@ export function parseParams(search: string | URLSearchParams): ParsedParams {
     params.live = parseLiveParams(query, errors);
     const keep = params.live.keepMs;
     if (keep !== null) params.forwarded.push(['live.keep_ms', String(keep)]);
+    if (params.live.fec !== undefined) params.forwarded.push(['live.fec', String(params.live.fec)]);
     if (bitrate !== null && query.get('rendition') !== null) errors.push('give rendition or bitrate, not both');
     if (params.live.abr && query.get('rendition') !== null) errors.push('rendition fixes the live rendition; with abr=1 give bitrate (the ladder cap) instead');
   } else {
@@ -249,6 +256,15 @@ function parseLiveParams(query: URLSearchParams, errors: string[]): LiveParams {
       live.keepMs = value;
     }
   }
+  const fec = query.get('fec');
+  if (fec !== null) {
+    const value = /^\d+$/.test(fec.trim()) ? Number(fec) : NaN;
+    if (!(value >= 0 && value <= MAX_LIVE_FEC)) {
+      errors.push(`fec: expected data fragments per parity fragment, a whole number in [0, ${MAX_LIVE_FEC}] (0: no parity, NACKs only), got ${JSON.stringify(fec)}`);
+    } else {
+      live.fec = value;
+    }
+  }
   const rendition = query.get('rendition');
   if (rendition !== null) {
     if (rendition.trim() === '') errors.push('rendition: empty (expected a live rendition id or index)');
@@ -261,6 +277,18 @@ function parseLiveParams(query: URLSearchParams, errors: string[]): LiveParams {
     else errors.push(`abr: expected 1 or 0, got ${JSON.stringify(abr)}`);
   }
   return live;
+}
+
+/**
+ * With `fec`, how long after a newer group began the player waits for a group's missing
+ * fragments before giving it up (transport/live-datagrams.ts `keepMs`). `keep` when given: the
+ * server stops sending and repairing a group then, so waiting longer gains nothing; else the
+ * target latency: a group still missing pieces that long after the next one began would be
+ * shown later than the target, and the server's default keep (one group) is not known before
+ * LIVE_INFO.
+ */
+export function liveGiveUpMs(live: LiveParams): number {
+  return live.keepMs ?? live.targetLatencyMs;
 }
 
 /** The WebTransport URL: `base` plus the forwarded parameters (appended after any already there). */

@@ -45,7 +45,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     add_cc(
         p,
         help_extra="the first is the baseline of paired differences; with --mode live, "
-        "webrtc is the WebRTC arm",
+        "webrtc is the WebRTC arm; player.KEY=VALUE sets a player URL parameter for that arm "
+        "only (e.g. vivace:player.fec=8)",
     )
     deprecated_alias(p, "--arms", new="--cc", dest="cc")
     add_scenario(

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from pccstream.cc.registry import create_controller
+from pccstream.contracts import is_page_parameter
 from pccstream.emulator.scenario import load_scenario, parse_name_and_params
 from pccstream.errors import UserError
 
@@ -30,40 +31,67 @@ HARNESS_PLAYER_PARAMS = frozenset(
 )
 # The WebRTC reference arm (libwebrtc in Chromium, its own congestion control): live mode only.
 WEBRTC_ARM = "webrtc"
+# An arm parameter with this prefix is a player URL parameter of that arm (`Arm.player`).
+ARM_PLAYER_PREFIX = "player."
 DEFAULT_TARGET_LATENCY_MS = 1000
 
 
 @dataclass(frozen=True)
 class Arm:
-    """A controller name with per-session parameters, written `NAME[:KEY=VALUE...]`."""
+    """A controller name with per-session parameters, written `NAME[:KEY=VALUE...]`.
+
+    A key `player.NAME` is a player URL parameter of this arm only (e.g. `player.fec=8`), so
+    two arms with the same controller can differ in how the player receives (`--player` sets
+    one for every arm).
+    """
 
     cc: str
     params: tuple[tuple[str, str], ...] = ()
+    player: tuple[tuple[str, str], ...] = ()
 
     @property
     def label(self) -> str:
-        return ":".join([self.cc, *(f"{k}={v}" for k, v in self.params)])
+        return ":".join([
+            self.cc,
+            *(f"{k}={v}" for k, v in self.params),
+            *(f"{ARM_PLAYER_PREFIX}{k}={v}" for k, v in self.player),
+        ])
 
     @classmethod
     def parse(cls, text: str) -> Arm:
         name, *pairs = text.strip().split(":")
         params: list[tuple[str, str]] = []
+        player: list[tuple[str, str]] = []
         for pair in pairs:
             key, sep, value = pair.partition("=")
             if not sep or not key:
                 raise UserError(f"--arms {text!r}: parameter {pair!r} is not KEY=VALUE")
-            params.append((key, value))
+            if key.startswith(ARM_PLAYER_PREFIX):
+                player.append((_arm_player_key(text, key), value))
+            else:
+                params.append((key, value))
         if name == WEBRTC_ARM:
-            if params:
+            if params or player:
                 raise UserError(f"--arms {text!r}: the webrtc arm takes no parameters")
             return cls(name)
         # Refuse unknown names (the message lists the valid ones) and bad parameters now.
         create_controller(name, dict(params))
-        return cls(name, tuple(params))
+        return cls(name, tuple(params), tuple(player))
 
     @property
     def is_webrtc(self) -> bool:
         return self.cc == WEBRTC_ARM
+
+
+def _arm_player_key(text: str, key: str) -> str:
+    name = key.removeprefix(ARM_PLAYER_PREFIX)
+    if (name in HARNESS_PLAYER_PARAMS or name.startswith("cc.")
+            or not is_page_parameter("player", name)):
+        raise UserError(
+            f"--arms {text!r}: {key} is not a player parameter an arm may set (the harness sets "
+            f"{', '.join(sorted(HARNESS_PLAYER_PARAMS))} itself)"
+        )
+    return name
 
 
 def parse_arms(text: str) -> list[Arm]:

@@ -79,7 +79,10 @@ def player_query(design: Design, arm: Arm, emulator_port: int) -> str:
         params.append(("buffer", f"{design.buffer_s:g}"))
     if design.mode in ("fixed", "live"):
         params.append(("bitrate", str(design.bitrate_kbps)))
-    params.extend(design.player_params)
+    # The arm's own player parameters win over the design's `--player` ones.
+    arm_keys = {key for key, _ in arm.player}
+    params.extend(pair for pair in design.player_params if pair[0] not in arm_keys)
+    params.extend(arm.player)
     return page_query("player", params)
 
 
@@ -291,7 +294,7 @@ class BrowserRunner:
             player_series=series, telemetry=telemetry, cpu_s=cpu_s,
             web_version=web_version,
             arm_config={
-                "arm": {"cc": arm.cc, "params": dict(arm.params)},
+                "arm": {"cc": arm.cc, "params": dict(arm.params), "player": dict(arm.player)},
                 "player_query": player_query(design, arm, 0).replace(
                     "127.0.0.1%3A0", "127.0.0.1%3AEMULATOR_PORT"
                 ),

@@ -1,20 +1,27 @@
-"""One viewer's subscription to the live channel: a WebTransport stream per group.
+"""One viewer's subscription to the live channel: a WebTransport stream per group, or
+datagrams with XOR parity (`live.fec=K`).
 
 Rules (shared/PROTOCOL.md, "Live"): each group goes on its own unidirectional stream, newer
 groups are served first (stream priority = group sequence), and a group whose data is still
 unsent `keep` after its last frame was captured is superseded: its stream is reset and nothing
 more of it is sent ("send what is still useful").
+
+With `fec` set ("Live over datagrams") each chunk goes out as fragment datagrams
+(`pccstream.live_datagrams`); a superseded group's datagrams still queued are taken back, and
+the data fragments of the groups not yet superseded are kept to answer the viewer's NACKs.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+import math
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from pccstream import protocol
+from pccstream import live_datagrams, protocol
 from pccstream.server.live import LiveChannel
 
 log = logging.getLogger("pccstream.live")
@@ -22,6 +29,10 @@ log = logging.getLogger("pccstream.live")
 # WebTransport over HTTP/3 maps application error codes into the HTTP/3 error space
 # (draft-ietf-webtrans-http3: 0x52e4a40fa8db + e + floor(e / 0x1e)).
 _WT_ERROR_BASE = 0x52E4A40FA8DB
+
+
+# At most one log line this often about NACKs ignored (a viewer can send any number).
+NACK_LOG_INTERVAL_S = 60.0
 
 
 def webtransport_error_code(code: int) -> int:
@@ -47,6 +58,19 @@ class GroupWriter(UniStreamWriter, Protocol):
 
     def set_stream_priority(self, stream_id: int, priority: int | None) -> None: ...
 
+    # HTTP/3 datagrams on the session (`live.fec`): payloads without the quarter stream id.
+
+    def send_datagram(self, session_id: int, payload: bytes) -> None: ...
+
+    def send_datagrams_first(self, session_id: int, payloads: Sequence[bytes]) -> None:
+        """Queue `payloads` ahead of every datagram of the connection not yet sent."""
+        ...
+
+    def drop_queued_datagrams(self, session_id: int, doomed: Callable[[bytes], bool]) -> int:
+        """Take the session's queued datagrams whose payload is `doomed` out unsent; returns
+        how many."""
+        ...
+
 
 @dataclass
 class LiveCounters:
@@ -54,7 +78,14 @@ class LiveCounters:
     groups_completed: int = 0  # every chunk written and FIN queued
     groups_dropped: int = 0  # reset because superseded with data unsent
     chunks: int = 0
-    bytes: int = 0
+    bytes: int = 0  # chunk bytes (parity and headers not counted)
+    # live.fec (datagram delivery) only:
+    datagrams_sent: int = 0  # data and parity fragments queued, retransmissions not counted
+    parity_sent: int = 0
+    nacks_received: int = 0
+    fragments_retransmitted: int = 0
+    nacks_ignored: int = 0  # malformed, or for a group, chunk or rendition not held
+    fragments_dropped_unsent: int = 0  # queued fragments taken back at supersede
 
 
 @dataclass
@@ -63,6 +94,22 @@ class _GroupStream:
     rendition: int
     finished: bool = False
     drop_timer: asyncio.TimerHandle | None = None
+
+
+@dataclass
+class _DatagramGroup:
+    rendition: int
+    # chunk index → its data fragment datagrams as first sent (what a NACK may ask for again)
+    data_fragments: dict[int, list[bytes]] = field(default_factory=dict)
+    finished: bool = False
+    drop_timer: asyncio.TimerHandle | None = None
+
+
+def _datagram_of_group(group: int) -> Callable[[bytes], bool]:
+    def doomed(payload: bytes) -> bool:
+        return live_datagrams.fragment_group(payload) == group
+
+    return doomed
 
 
 @dataclass(eq=False)  # identity: the channel keeps subscriptions in a set
@@ -74,6 +121,9 @@ class LiveSubscription:
     start_group: int
     keep_s: float
     counters: LiveCounters = field(default_factory=LiveCounters)
+    # live.fec=K: groups as datagrams with one parity fragment per K data fragments of a chunk
+    # (0: no parity, NACKs only); None: a stream per group.
+    fec: int | None = None
     # Told the size of every chunk sent (the session's media byte counter).
     on_media_bytes: Callable[[int], None] | None = None
 
@@ -82,7 +132,9 @@ class LiveSubscription:
         # (first group, rendition) pairs, ascending: a switch applies from a group boundary.
         self._schedule: list[tuple[int, int]] = [(self.start_group, self.rendition)]
         self._streams: dict[int, _GroupStream] = {}
+        self._datagram_groups: dict[int, _DatagramGroup] = {}
         self._closed = False
+        self._nack_logged_at = -math.inf
         self._started = False
 
     # --- ChunkSink ----------------------------------------------------------------------------
@@ -99,6 +151,9 @@ class LiveSubscription:
     def on_chunk(self, group: int, chunk_index: int, final: bool) -> None:
         rendition = self.rendition_for(group)
         if rendition is None:
+            return
+        if self.fec is not None:
+            self._send_datagrams(group, rendition, chunk_index, final)
             return
         stream = self._streams.get(group)
         if stream is None:
@@ -140,7 +195,7 @@ class LiveSubscription:
     def switch(self, rendition: int) -> int:
         """Use `rendition` from the next group not yet started; returns that group."""
         first = self.channel.live_edge_group()
-        if first in self._streams:
+        if first in self._streams or first in self._datagram_groups:
             first += 1
         first = max(first, self._schedule[0][0])
         self._schedule = [(g, r) for g, r in self._schedule if g < first] + [(first, rendition)]
@@ -154,6 +209,10 @@ class LiveSubscription:
             if stream.drop_timer is not None:
                 stream.drop_timer.cancel()
         self._streams.clear()
+        for held in self._datagram_groups.values():
+            if held.drop_timer is not None:
+                held.drop_timer.cancel()
+        self._datagram_groups.clear()
 
     # --- streams ----------------------------------------------------------------------------
 
@@ -168,12 +227,15 @@ class LiveSubscription:
         self.counters.groups_opened += 1
         return stream
 
-    def _arm_drop(self, group: int, stream: _GroupStream) -> None:
+    def _arm_drop(self, group: int, held: _GroupStream | _DatagramGroup) -> None:
         last_frame = (group + 1) * self.channel.frames_per_group - 1
         at = self.channel.capture_mono(last_frame) + self.keep_s
-        stream.drop_timer = self._loop.call_at(at, self._supersede, group)
+        held.drop_timer = self._loop.call_at(at, self._supersede, group)
 
     def _supersede(self, group: int) -> None:
+        if self.fec is not None:
+            self._supersede_datagrams(group)
+            return
         stream = self._streams.pop(group, None)
         if stream is None or self._closed:
             return
@@ -187,3 +249,109 @@ class LiveSubscription:
             self.counters.groups_dropped += 1
             log.debug("session %d: group %d superseded, stream reset", self.session_id, group)
             self.writer.flush()
+
+    # --- datagrams (live.fec) -------------------------------------------------------------
+
+    def _send_datagrams(self, group: int, rendition: int, chunk_index: int, final: bool) -> None:
+        assert self.fec is not None
+        held = self._datagram_groups.get(group)
+        if held is None:
+            held = self._datagram_groups[group] = _DatagramGroup(rendition)
+            self.counters.groups_opened += 1
+        if held.finished:
+            return
+        chunk, data = self.channel.chunk_bytes(held.rendition, group, chunk_index)
+        first_frame = group * self.channel.frames_per_group
+        try:
+            datagrams = live_datagrams.fragment_chunk(
+                rendition=held.rendition, group=group,
+                capture_us=self.channel.capture_us(first_frame), chunk_index=chunk_index,
+                chunks_in_group=len(self.channel.chunks(held.rendition, group)),
+                first_frame=chunk.first_frame, frames=chunk.frames, chunk=data, k=self.fec)
+        except live_datagrams.LiveDatagramError as exc:
+            # Too big for the wire format at this K: the viewer NACKs it in vain, and
+            # gives the group up like a superseded one.
+            log.warning("session %d: group %d chunk %d not sent: %s", self.session_id, group,
+                        chunk_index, exc)
+            datagrams = []
+        n = live_datagrams.data_fragment_count(len(data)) if datagrams else 0
+        held.data_fragments[chunk_index] = datagrams[:n]
+        for datagram in datagrams:
+            self.writer.send_datagram(self.session_id, datagram)
+        if datagrams:
+            self.counters.datagrams_sent += len(datagrams)
+            self.counters.parity_sent += len(datagrams) - n
+            self.counters.chunks += 1
+            self.counters.bytes += len(data)
+            if self.on_media_bytes is not None:
+                self.on_media_bytes(len(data))
+        if final:
+            held.finished = True
+            self.counters.groups_completed += 1
+            self._arm_drop(group, held)
+        self.writer.flush()
+
+    def _supersede_datagrams(self, group: int) -> None:
+        held = self._datagram_groups.pop(group, None)
+        if held is None or self._closed:
+            return
+        dropped = self.writer.drop_queued_datagrams(self.session_id, _datagram_of_group(group))
+        if dropped:
+            self.counters.fragments_dropped_unsent += dropped
+            self.counters.groups_dropped += 1
+            log.debug("session %d: group %d superseded, %d datagrams dropped unsent",
+                      self.session_id, group, dropped)
+
+    def on_nack(self, payload: bytes) -> None:
+        """Send again, ahead of the queue and flagged, the data fragments a LIVE_NACK names
+        (every one of the chunk for n = 0); anything else is counted and dropped: a
+        datagram from the viewer must never raise into the connection."""
+        self.counters.nacks_received += 1
+        try:
+            nack = live_datagrams.decode_nack(payload)
+        except live_datagrams.LiveDatagramError as exc:
+            self._ignore_nack(str(exc))
+            return
+        held = self._datagram_groups.get(nack.group) if not self._closed else None
+        if held is None or held.rendition != nack.rendition:
+            self._ignore_nack(f"rendition {nack.rendition} group {nack.group} is not held "
+                              f"(superseded, not sent, or another rendition)")
+            return
+        sent = held.data_fragments.get(nack.chunk_index)
+        if not sent:
+            self._ignore_nack(f"group {nack.group} chunk {nack.chunk_index} was not sent")
+            return
+        if nack.data_fragments == 0:
+            wanted: Sequence[int] = range(len(sent))
+        elif nack.data_fragments != len(sent):
+            self._ignore_nack(f"group {nack.group} chunk {nack.chunk_index} has {len(sent)} "
+                              f"data fragments, the NACK says {nack.data_fragments}")
+            return
+        else:
+            wanted = nack.missing
+        # A fragment still queued was not lost, only not sent yet (the NACK came early, e.g.
+        # behind a large keyframe): it moves to the front as it is, and is not sent twice.
+        named = {sent[i] for i in wanted}
+        queued: set[bytes] = set()
+
+        def still_queued(frame: bytes) -> bool:
+            if frame in named:
+                queued.add(frame)
+                return True
+            return False
+
+        self.writer.drop_queued_datagrams(self.session_id, still_queued)
+        again = [sent[i] if sent[i] in queued else live_datagrams.as_retransmission(sent[i])
+                 for i in wanted]
+        if again:
+            self.writer.send_datagrams_first(self.session_id, again)
+            self.counters.fragments_retransmitted += len(again) - len(queued)
+            self.writer.flush()
+
+    def _ignore_nack(self, reason: str) -> None:
+        self.counters.nacks_ignored += 1
+        now = time.monotonic()
+        if now - self._nack_logged_at >= NACK_LOG_INTERVAL_S:
+            self._nack_logged_at = now
+            log.info("session %d: %d NACK(s) ignored so far; the latest: %s", self.session_id,
+                     self.counters.nacks_ignored, reason)

@@ -13,7 +13,7 @@ import asyncio
 import itertools
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -89,6 +89,8 @@ class ViewerSession:
     telemetry_encoding: str = "json"
     live: LiveChannel | None = None
     live_keep_s: float | None = None
+    # live.fec=K: live groups as datagrams with XOR parity (None: on streams).
+    live_fec: int | None = None
     # (rendition, segment) whose init and segment responses start with the session (vod.first).
     vod_first: tuple[int, int] | None = None
     # vod.manifest=1: the manifest is pushed at session start (startRendition=abr needs it first).
@@ -115,7 +117,8 @@ class ViewerSession:
         self.vod = VodHandler(lookup, self.writer)
         self.live_handler = LiveHandler(
             live=self.live, session_id=self.session_id, writer=self.writer,
-            keep_s=self.live_keep_s, on_media_bytes=self._count_media_bytes)
+            keep_s=self.live_keep_s, on_media_bytes=self._count_media_bytes,
+            fec=self.live_fec)
 
     @property
     def t0(self) -> float:
@@ -192,6 +195,11 @@ class ViewerSession:
     def publish(self, record: dict[str, Any]) -> None:
         """Send one telemetry record on the session's telemetry stream."""
         self.telemetry.publish(record)
+
+    def on_datagram(self, payload: bytes) -> None:
+        """A WebTransport datagram of this session (the viewer's NACKs)."""
+        if not self._closed:
+            self.live_handler.on_datagram(payload)
 
     # --- requests --------------------------------------------------------------------
 
@@ -336,6 +344,15 @@ class _DetachedWriter:
 
     def set_stream_priority(self, stream_id: int, priority: int | None) -> None:
         pass
+
+    def send_datagram(self, session_id: int, payload: bytes) -> None:
+        pass
+
+    def send_datagrams_first(self, session_id: int, payloads: Sequence[bytes]) -> None:
+        pass
+
+    def drop_queued_datagrams(self, session_id: int, doomed: Callable[[bytes], bool]) -> int:
+        return 0
 
 
 def _no_sample() -> dict[str, Any] | None:

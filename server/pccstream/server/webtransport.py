@@ -10,19 +10,26 @@ from __future__ import annotations
 import enum
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from aioquic.asyncio.protocol import QuicConnectionProtocol
+from aioquic.buffer import encode_uint_var
 from aioquic.h3.connection import H3_ALPN, H3Connection
-from aioquic.h3.events import H3Event, HeadersReceived, WebTransportStreamDataReceived
+from aioquic.h3.events import (
+    DatagramReceived,
+    H3Event,
+    HeadersReceived,
+    WebTransportStreamDataReceived,
+)
 from aioquic.quic.events import ConnectionTerminated, ProtocolNegotiated, QuicEvent
 
+from pccstream import aioquic_internals
 from pccstream.cc.aioquic_integration import controller_telemetry, install_controller
 from pccstream.cc.registry import create_controller, split_cc_spec
-from pccstream.contracts import MAX_LIVE_KEEP_MS
+from pccstream.contracts import MAX_LIVE_FEC, MAX_LIVE_KEEP_MS
 from pccstream.errors import UserError
 from pccstream.server import stream_priority
 from pccstream.server.live import LiveChannel
@@ -58,6 +65,8 @@ class SessionRequest:
     telemetry_encoding: str = "json"
     # live.keep_ms: how long a group's unsent data stays useful (None: one group duration).
     live_keep_s: float | None = None
+    # live.fec=K: live groups as datagrams, one parity per K data fragments (None: streams).
+    live_fec: int | None = None
     # vod.first=R:S: rendition R's init segment and its segment S are pushed at session start.
     vod_first: tuple[int, int] | None = None
     # vod.manifest=1: the manifest is pushed at session start.
@@ -73,6 +82,7 @@ def parse_session_query(query: str, settings: EndpointSettings) -> SessionReques
     test: dict[str, str] = {}
     encoding = "json"
     keep_s: float | None = None
+    fec: int | None = None
     vod_first: tuple[int, int] | None = None
     vod_manifest = False
     for key, value in parse_qsl(query, keep_blank_values=True):
@@ -96,8 +106,16 @@ def parse_session_query(query: str, settings: EndpointSettings) -> SessionReques
                     f"live.keep_ms={value!r}: expected milliseconds from 0 to {MAX_LIVE_KEEP_MS}"
                 )
             keep_s = keep_ms / 1000
+        elif key == "live.fec":
+            digits = value.isascii() and value.isdigit() and len(value) <= 6
+            if not (digits and int(value) <= MAX_LIVE_FEC):
+                raise UserError(
+                    f"live.fec={value[:40]!r}: expected an integer from 0 (no parity) to "
+                    f"{MAX_LIVE_FEC} (data fragments per parity fragment)"
+                )
+            fec = int(value)
         elif key.startswith("live."):
-            raise UserError(f"unknown live parameter {key!r} (known: live.keep_ms)")
+            raise UserError(f"unknown live parameter {key!r} (known: live.keep_ms, live.fec)")
         elif key == "telemetry":
             if value not in TELEMETRY_ENCODINGS:
                 raise UserError(
@@ -131,7 +149,8 @@ def parse_session_query(query: str, settings: EndpointSettings) -> SessionReques
             ) from None
         if withhold.at_segment < 0 or not 0 < withhold.seconds <= 600:
             raise UserError("test.withhold_at must be >= 0 and test.withhold_s in (0, 600]")
-    return SessionRequest(cc, cc_params, withhold, encoding, keep_s, vod_first, vod_manifest)
+    return SessionRequest(cc, cc_params, withhold, encoding, keep_s, fec, vod_first,
+                          vod_manifest)
 
 
 _VOD_FIRST = re.compile(r"(\d{1,5}):(\d{1,9})")
@@ -159,6 +178,8 @@ class StreamingProtocol(QuicConnectionProtocol):
         super().__init__(*args, **kwargs)
         self._http: H3Connection | None = None
         self._sessions: dict[int, ViewerSession] = {}
+        # WebTransport datagrams for no session of this connection (dropped).
+        self.datagrams_dropped = 0
 
     # --- StreamWriter for sessions ------------------------------------------------------
 
@@ -180,6 +201,20 @@ class StreamingProtocol(QuicConnectionProtocol):
 
     def set_stream_priority(self, stream_id: int, priority: int | None) -> None:
         stream_priority.set_priority(self._quic, stream_id, priority)
+
+    def send_datagram(self, session_id: int, payload: bytes) -> None:
+        assert self._http is not None
+        self._http.send_datagram(session_id, payload)
+
+    def send_datagrams_first(self, session_id: int, payloads: Sequence[bytes]) -> None:
+        prefix = encode_uint_var(session_id // 4)  # what H3Connection.send_datagram adds
+        aioquic_internals.queue_datagrams_first(self._quic, [prefix + p for p in payloads])
+
+    def drop_queued_datagrams(self, session_id: int, doomed: Callable[[bytes], bool]) -> int:
+        # Quarter stream ids are varints, so one session's prefix never starts another's.
+        prefix = encode_uint_var(session_id // 4)
+        return aioquic_internals.remove_queued_datagrams(
+            self._quic, lambda frame: frame.startswith(prefix) and doomed(frame[len(prefix):]))
 
     # --- events -------------------------------------------------------------------------
 
@@ -206,6 +241,13 @@ class StreamingProtocol(QuicConnectionProtocol):
             session = self._sessions.get(event.session_id)
             if session is not None:
                 session.on_stream_data(event.stream_id, event.data, event.stream_ended)
+        elif isinstance(event, DatagramReceived):
+            # stream_id: the CONNECT stream of the session the datagram belongs to.
+            session = self._sessions.get(event.stream_id)
+            if session is None:
+                self.datagrams_dropped += 1
+            else:
+                session.on_datagram(event.data)
 
     def _on_headers(self, event: HeadersReceived) -> None:
         headers = dict(event.headers)
@@ -241,6 +283,7 @@ class StreamingProtocol(QuicConnectionProtocol):
             hello_extra=self._hello_extra(),
             live=self.settings.live,
             live_keep_s=wanted.live_keep_s,
+            live_fec=wanted.live_fec,
             vod_first=wanted.vod_first,
             vod_manifest=wanted.vod_manifest,
         )

@@ -80,6 +80,17 @@ def test_arm_parameters_and_duplicates():
         parse_arms(" , ")
 
 
+def test_an_arm_may_set_its_own_player_parameters():
+    same_cc = parse_arms("vivace,vivace:t=0.9:player.fec=8")
+    assert same_cc[1] == Arm("vivace", (("t", "0.9"),), (("fec", "8"),))
+    assert same_cc[1].label == "vivace:t=0.9:player.fec=8"
+    assert Arm.parse(same_cc[1].label) == same_cc[1]
+    for bad in ("vivace:player.cc=bbr", "vivace:player.nosuch=1", "vivace:player.cc.t=1",
+                "webrtc:player.fec=8"):
+        with pytest.raises(UserError, match="player|webrtc"):
+            Arm.parse(bad)
+
+
 @pytest.mark.parametrize(
     "kw",
     [

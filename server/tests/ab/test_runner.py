@@ -112,6 +112,15 @@ def test_live_player_query_asks_for_the_target_latency():
     assert "buffer" not in query
 
 
+def test_an_arms_player_parameters_override_the_designs():
+    design = Design(arms=("vivace", "vivace:player.fec=8"), scenario="x", mode="live",
+                    bitrate_kbps=2500, target_latency_ms=300,
+                    player_params=(("fec", "4"), ("keep", "500")))
+    query = parse_qsl(player_query(design, Arm.parse("vivace:player.fec=8"), 4433))
+    assert [v for k, v in query if k == "fec"] == ["8"]
+    assert dict(query)["keep"] == "500"
+
+
 def test_live_abr_player_query_turns_live_abr_on():
     design = Design(arms=("vivace", "webrtc"), scenario="x", mode="live", bitrate_kbps=2500,
                     target_latency_ms=300, live_abr=True)

@@ -1,4 +1,4 @@
-"""The issue-16 per-block table: live vivace against the WebRTC arm, block by block."""
+"""The issue-16 per-block table: each live arm against the WebRTC arm, block by block."""
 
 from __future__ import annotations
 
@@ -41,9 +41,10 @@ def test_the_table_pairs_vivace_and_webrtc_by_block(tmp_path: Path) -> None:
     rows = live_abr.blocks(db)
     assert [(r["block"], r["latency_ok"], r["stalls_ok"]) for r in rows] == [
         (0, False, True), (1, True, True)]
-    assert rows[0]["vivace"]["frame_height"] == 720.0 and rows[0]["webrtc"]["frame_height"] == 540.0
+    assert rows[0]["arm"] == "vivace"
+    assert rows[0]["live"]["frame_height"] == 720.0 and rows[0]["webrtc"]["frame_height"] == 540.0
     text = live_abr.markdown(rows)
-    assert "| 200.0 / 180.0 | **no** | 1 / 2 | yes | 0 / 2 | yes | 720 / 540 |" in text
+    assert "| vivace | 200.0 / 180.0 | **no** | 1 / 2 | yes | 0 / 2 | yes | 720 / 540 |" in text
     assert rows[0]["freezes_ok"] is True
     assert "live ABR up to 2500 kbit/s, target 300 ms" in text
 

@@ -6,6 +6,8 @@ import asyncio
 import json
 import struct
 import time
+from collections import deque
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,15 +15,17 @@ import pytest
 from aioquic.quic.configuration import QuicConfiguration
 from aioquic.quic.connection import QuicConnection
 
-from pccstream import protocol
+from pccstream import live_datagrams, protocol
 from pccstream.emulator.relay import EmulatorProcess
 from pccstream.errors import UserError
+from pccstream.live_datagrams import ChunkAssembly, LiveDatagramType, LiveNack
 from pccstream.media.ffmpeg import find_tools
 from pccstream.media.ladder import parse_ladder
 from pccstream.media.package import make_settings, synthesize
 from pccstream.protocol import LIVE_EDGE, Kind, Request, Status
 from pccstream.server import stream_priority
 from pccstream.server.live import LiveChannel
+from pccstream.server.live_handler import LiveHandler
 from pccstream.server.live_subscription import LiveSubscription, webtransport_error_code
 from pccstream.wt_client import SessionRefused, WebTransportClient
 
@@ -102,6 +106,8 @@ class FakeWriter:
         self.priorities: dict[int, int | None] = {}
         self.unsent = False
         self._next = 3
+        # Datagrams queued and not yet "sent" (the fake sends nothing), next first.
+        self.datagrams: deque[bytes] = deque()
 
     def open_uni_stream(self, session_id: int) -> int:
         self._next += 4
@@ -124,6 +130,18 @@ class FakeWriter:
 
     def set_stream_priority(self, stream_id: int, priority: int | None) -> None:
         self.priorities[stream_id] = priority
+
+    def send_datagram(self, session_id: int, payload: bytes) -> None:
+        self.datagrams.append(payload)
+
+    def send_datagrams_first(self, session_id: int, payloads: Sequence[bytes]) -> None:
+        self.datagrams.extendleft(reversed(payloads))
+
+    def drop_queued_datagrams(self, session_id: int, doomed: Callable[[bytes], bool]) -> int:
+        kept = [d for d in self.datagrams if not doomed(d)]
+        dropped = len(self.datagrams) - len(kept)
+        self.datagrams = deque(kept)
+        return dropped
 
 
 def _parse_group(data: bytes) -> tuple[protocol.LiveGroupHeader, list[tuple[int, int, bytes]]]:
@@ -180,6 +198,194 @@ def test_sent_groups_are_not_reset_and_switches_apply_at_the_next_group(live_med
         assert [(g.group, g.rendition) for g in groups] == [(0, 0), (1, 1)]
         assert writer.resets == {}
         assert sub.counters.groups_dropped == 0
+
+    asyncio.run(scenario())
+
+
+# --- datagrams (live.fec) -----------------------------------------------------------------------
+
+
+def _fragments(datagrams: Sequence[bytes]) -> list[tuple[live_datagrams.FragmentHeader, bytes]]:
+    return [live_datagrams.decode_fragment(d) for d in datagrams]
+
+
+def _reassemble(datagrams: Sequence[bytes]) -> dict[tuple[int, int, int], bytes]:
+    """Every complete chunk among `datagrams`, by (rendition, group, chunk index)."""
+    assemblies: dict[tuple[int, int, int], ChunkAssembly] = {}
+    for header, payload in _fragments(datagrams):
+        assembly = assemblies.setdefault(header.chunk_key, ChunkAssembly(header))
+        assembly.add(header, payload)
+    return {key: chunk for key, a in assemblies.items() if (chunk := a.chunk()) is not None}
+
+
+def test_datagram_mode_sends_data_then_parity_per_chunk_and_no_stream(live_media: Path) -> None:
+    async def scenario() -> None:
+        channel = LiveChannel.open(live_media)
+        channel.start()
+        await asyncio.sleep(0.2)
+        writer = FakeWriter()
+        media_bytes: list[int] = []
+        sub = LiveSubscription(channel, 0, writer, rendition=1, start_group=0, keep_s=10.0,
+                               on_media_bytes=media_bytes.append, fec=2)
+        sub.start()
+        await asyncio.sleep(0.35)  # group 0 complete at 0.467 s
+        sub.close()
+        channel.close()
+        assert writer.streams == {}
+        fragments = _fragments(writer.datagrams)
+        group0 = [(h, p) for h, p in fragments if h.group == 0]
+        # per chunk, in publishing order: data 0..n-1, then parity 0..m-1
+        order = [(h.chunk_index, h.kind, h.index) for h, _ in group0]
+        expected = []
+        for c in range(FRAMES_PER_GROUP):
+            n = live_datagrams.data_fragment_count(len(channel.chunk_bytes(1, 0, c)[1]))
+            m = -(-n // 2)
+            expected += [(c, LiveDatagramType.LIVE_DATA, i) for i in range(n)]
+            expected += [(c, LiveDatagramType.LIVE_PARITY, p) for p in range(m)]
+        assert order == expected
+        header = group0[0][0]
+        assert (header.rendition, header.chunks_in_group, header.capture_us) == (
+            1, FRAMES_PER_GROUP, channel.epoch_us)
+        chunks = _reassemble(writer.datagrams)
+        for c in range(FRAMES_PER_GROUP):
+            assert chunks[(1, 0, c)] == channel.chunk_bytes(1, 0, c)[1]
+        parity = sum(1 for h, _ in fragments if h.kind == LiveDatagramType.LIVE_PARITY)
+        assert sub.counters.datagrams_sent == len(fragments)
+        assert sub.counters.parity_sent == parity > 0
+        assert sum(media_bytes) == sub.counters.bytes == sum(
+            len(channel.chunk_bytes(1, h.group, h.chunk_index)[1])
+            for h, _ in fragments if h.kind == LiveDatagramType.LIVE_DATA and h.index == 0)
+        assert sub.counters.groups_completed == 1
+
+    asyncio.run(scenario())
+
+
+def test_superseded_groups_lose_their_queued_datagrams(live_media: Path) -> None:
+    async def scenario() -> None:
+        channel = LiveChannel.open(live_media)
+        channel.start()
+        writer = FakeWriter()
+        sub = LiveSubscription(channel, 0, writer, rendition=0, start_group=0, keep_s=0.1, fec=4)
+        sub.start()
+        await asyncio.sleep(1.15)  # groups 0 and 1 superseded (the fake never sends)
+        sub.close()
+        channel.close()
+        assert {h.group for h, _ in _fragments(writer.datagrams)} == {2}
+        assert sub.counters.groups_dropped == 2
+        assert sub.counters.fragments_dropped_unsent == (
+            sub.counters.datagrams_sent - len(writer.datagrams))
+        # gone: NACKs for it are ignored
+        sub.on_nack(live_datagrams.encode_nack(LiveNack(0, 0, 0, 0)))
+        assert sub.counters.nacks_ignored == 1
+
+    asyncio.run(scenario())
+
+
+async def _sent_group_zero(
+    live_media: Path, fec: int
+) -> tuple[LiveChannel, FakeWriter, LiveSubscription]:
+    channel = LiveChannel.open(live_media)
+    channel.start()
+    await asyncio.sleep(0.5)  # group 0 complete
+    writer = FakeWriter()
+    sub = LiveSubscription(channel, 0, writer, rendition=0, start_group=0, keep_s=10.0, fec=fec)
+    sub.start()
+    return channel, writer, sub
+
+
+def test_a_nack_resends_exactly_the_missing_fragments_first_and_flagged(
+    live_media: Path,
+) -> None:
+    async def scenario() -> None:
+        channel, writer, sub = await _sent_group_zero(live_media, fec=0)
+        first_chunk = [d for d in writer.datagrams
+                       if live_datagrams.decode_fragment(d)[0].chunk_key == (0, 0, 0)]
+        n = len(first_chunk)
+        assert n >= 2  # the keyframe chunk spans fragments
+        writer.datagrams = deque([b"queued before"])
+        sub.on_nack(live_datagrams.encode_nack(LiveNack(0, 0, 0, n, (0, n - 1))))
+        again = list(writer.datagrams)[:2]
+        assert list(writer.datagrams)[2:] == [b"queued before"]
+        assert again == [live_datagrams.as_retransmission(first_chunk[i]) for i in (0, n - 1)]
+        assert all(h.retransmission for h, _ in _fragments(again))
+        # n = 0: every data fragment of the chunk
+        writer.datagrams.clear()
+        sub.on_nack(live_datagrams.encode_nack(LiveNack(0, 0, 0, 0)))
+        assert list(writer.datagrams) == [live_datagrams.as_retransmission(d)
+                                          for d in first_chunk]
+        assert sub.counters.nacks_received == 2
+        assert sub.counters.fragments_retransmitted == 2 + n
+        assert sub.counters.nacks_ignored == 0
+        sub.close()
+        channel.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_nack_for_a_fragment_still_queued_moves_it_forward_unflagged(live_media: Path) -> None:
+    async def scenario() -> None:
+        channel, writer, sub = await _sent_group_zero(live_media, fec=0)
+        first_chunk = [d for d in writer.datagrams
+                       if live_datagrams.decode_fragment(d)[0].chunk_key == (0, 0, 0)]
+        n = len(first_chunk)
+        # Fragment 0 went out; the rest are still queued behind something else.
+        writer.datagrams = deque([b"queued before", *first_chunk[1:]])
+        sub.on_nack(live_datagrams.encode_nack(LiveNack(0, 0, 0, n, (0, n - 1))))
+        assert list(writer.datagrams) == [
+            live_datagrams.as_retransmission(first_chunk[0]), first_chunk[n - 1],
+            b"queued before", *first_chunk[1:n - 1]]
+        assert sub.counters.fragments_retransmitted == 1
+        sub.close()
+        channel.close()
+
+    asyncio.run(scenario())
+
+
+def test_nacks_for_what_is_not_held_are_counted_and_ignored(live_media: Path) -> None:
+    async def scenario() -> None:
+        channel, writer, sub = await _sent_group_zero(live_media, fec=4)
+        writer.datagrams.clear()
+        bad = [
+            live_datagrams.encode_nack(LiveNack(0, 7, 0, 0)),  # a group never sent
+            live_datagrams.encode_nack(LiveNack(1, 0, 0, 0)),  # another rendition
+            live_datagrams.encode_nack(LiveNack(0, 0, 99, 0)),  # no such chunk
+            live_datagrams.encode_nack(LiveNack(0, 0, 0, 200, (1,))),  # wrong n
+            b"\x03\x00",  # truncated
+            live_datagrams.encode_nack(LiveNack(0, 0, 0, 9, (1,))) + b"\x00",  # bitmap too long
+        ]
+        for payload in bad:
+            sub.on_nack(payload)
+        assert not writer.datagrams
+        assert sub.counters.nacks_ignored == sub.counters.nacks_received == len(bad)
+        sub.close()
+        channel.close()
+
+    asyncio.run(scenario())
+
+
+def test_the_handler_drops_datagrams_that_are_not_nacks(live_media: Path) -> None:
+    async def scenario() -> None:
+        channel = LiveChannel.open(live_media)
+        channel.start()
+        writer = FakeWriter()
+        handler = LiveHandler(live=channel, session_id=0, writer=writer, keep_s=None,
+                              on_media_bytes=lambda size: None, fec=1)
+        handler.on_datagram(live_datagrams.encode_nack(LiveNack(0, 0, 0, 0)))  # no subscription
+        request = Request(Kind.SUBSCRIBE, 0, LIVE_EDGE)
+        handler.body(request)
+        handler.answered(request)
+        await asyncio.sleep(0.1)  # a few chunks are published
+        for payload in (b"", b"\x01" * 40, b"\xff"):
+            handler.on_datagram(payload)
+        handler.on_datagram(live_datagrams.encode_nack(LiveNack(0, 0, 0, 0)))  # a NACK: passed
+        info = handler.info()
+        assert info["live_datagrams_dropped"] == handler.datagrams_dropped == 4
+        assert info["live_nacks_received"] == 1 and info["live_fec"] == 1
+        assert info["live_datagrams_sent"] > 0
+        # The fake never sends: the NACKed fragments were still queued, so they moved forward.
+        assert info["live_fragments_retransmitted"] == 0
+        handler.close()
+        channel.close()
 
     asyncio.run(scenario())
 
@@ -242,6 +448,51 @@ def test_live_over_quic(fake_media: Path, live_media: Path, tmp_path: Path) -> N
     asyncio.run(scenario())
 
 
+def test_live_over_datagrams_over_quic(fake_media: Path, live_media: Path, tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with running_server(fake_media, tmp_path / "s", live_media=live_media) as server:
+            channel = server.live
+            assert channel is not None
+            # keep: the NACKed group is still held when the NACK comes
+            params = {"live.fec": "4", "live.keep_ms": "3000"}
+            async with WebTransportClient.open("127.0.0.1", server.quic_port,
+                                               params=params) as client:
+                sub = await client.get(Request(Kind.SUBSCRIBE, 1, LIVE_EDGE))
+                start = json.loads(sub.body)["start_group"]
+                await asyncio.sleep(1.0)
+                received: list[bytes] = []
+                while not client.datagrams.empty():
+                    received.append(client.datagrams.get_nowait())
+                assert client.live_groups == []  # no LIVE_GROUP stream
+                chunks = _reassemble(received)
+                assert len(chunks) >= FRAMES_PER_GROUP
+                for (rendition, group, index), chunk in chunks.items():
+                    assert rendition == 1 and group >= start
+                    assert chunk == channel.chunk_bytes(1, group, index)[1]
+                headers = [h for h, _ in _fragments(received)]
+                assert any(h.kind == LiveDatagramType.LIVE_PARITY for h in headers)
+                # ask for the first chunk's data fragments again: they come back flagged
+                first = headers[0]
+                client.send_datagram(live_datagrams.encode_nack(
+                    LiveNack(first.rendition, first.group, first.chunk_index, 0)))
+                again: list[live_datagrams.FragmentHeader] = []
+                deadline = time.monotonic() + 2.0
+                while len(again) < first.data_fragments and time.monotonic() < deadline:
+                    header, _ = live_datagrams.decode_fragment(
+                        await asyncio.wait_for(client.datagrams.get(), 2.0))
+                    if header.retransmission:
+                        again.append(header)
+                assert [(h.chunk_key, h.index) for h in again] == [
+                    (first.chunk_key, i) for i in range(first.data_fragments)]
+                info = server.sessions_info()[-1]
+                assert info["live_fec"] == 4 and info["live_groups_opened"] >= 2
+                assert info["live_nacks_received"] == 1
+                assert info["live_fragments_retransmitted"] == first.data_fragments
+                assert info["live_datagrams_sent"] >= len(received)
+
+    asyncio.run(scenario())
+
+
 @pytest.mark.parametrize(
     ("request_", "status", "message"),
     [
@@ -283,6 +534,10 @@ def test_no_live_channel_is_unavailable(fake_media: Path, tmp_path: Path) -> Non
         ({"live.keep_ms": "-1"}, "live.keep_ms='-1'"),
         ({"live.keep_ms": "soon"}, "live.keep_ms='soon'"),
         ({"live.bogus": "1"}, "unknown live parameter 'live.bogus'"),
+        ({"live.fec": "65"}, "live.fec='65': expected an integer from 0 (no parity) to 64"),
+        ({"live.fec": "-1"}, "live.fec='-1'"),
+        ({"live.fec": "two"}, "live.fec='two'"),
+        ({"live.fec": ""}, "live.fec=''"),
     ],
 )
 def test_bad_live_session_parameters(

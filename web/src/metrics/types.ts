@@ -92,6 +92,18 @@ export interface LiveMetrics {
   groupsReceived: number | null;
   /** Groups of the subscription not played to the end: reset by the server, abandoned, or skipped over. */
   groupsDropped: number | null;
+  /**
+   * Live over datagrams (`fec`; shared/PROTOCOL.md "Live over datagrams"), counted over the
+   * player's sessions; null on LIVE_GROUP streams and in the VOD modes. Data fragments rebuilt
+   * from parity.
+   */
+  fecRecovered: number | null;
+  /** LIVE_NACKs sent (re-NACKs included). */
+  nacksSent: number | null;
+  /** Retransmitted data fragments that arrived while still missing. */
+  fragmentsRetransmitted: number | null;
+  /** Groups given up still incomplete `keep` (else `latency`) after a newer group began; groups the player cancelled are not counted. */
+  fecGroupsGivenUp: number | null;
   /** Seeks forward by the player: skips to lower the latency, and jumps over gaps. */
   liveSeeks: number | null;
   /** video.playbackRate now. */

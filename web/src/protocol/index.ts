@@ -5,3 +5,4 @@ export * from './request';
 export * from './response';
 export * from './telemetry';
 export * from './live';
+export * from './live-datagrams';

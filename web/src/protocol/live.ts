@@ -8,6 +8,7 @@ import {
   LIVE_GROUP_HEADER_BYTES,
   MAX_LIVE_CHUNK,
   PROTOCOL_VERSION,
+  UniStreamType,
 } from './constants';
 import { ByteQueue } from './byte-queue';
 import { ProtocolError } from './errors';
@@ -232,23 +233,36 @@ export interface ChunkBytes {
   data: Uint8Array;
 }
 
+/** A LIVE_GROUP stream's header: the 16 bytes after its type byte. */
+export function encodeLiveGroupHeader(header: LiveGroupHeader): Uint8Array<ArrayBuffer> {
+  const out = new Uint8Array(LIVE_GROUP_HEADER_BYTES);
+  const view = new DataView(out.buffer);
+  view.setUint8(0, PROTOCOL_VERSION);
+  view.setUint16(2, header.rendition);
+  view.setUint32(4, header.group);
+  view.setBigUint64(8, BigInt(header.captureUs));
+  return out;
+}
+
+/** One chunk as a LIVE_GROUP stream carries it: u32 length, u16 first frame, u16 frame count, the chunk. */
+export function encodeLiveChunk(chunk: ChunkBytes): Uint8Array<ArrayBuffer> {
+  const out = new Uint8Array(LIVE_CHUNK_HEADER_BYTES + chunk.data.length);
+  const view = new DataView(out.buffer);
+  view.setUint32(0, chunk.data.length);
+  view.setUint16(4, chunk.firstFrame);
+  view.setUint16(6, chunk.frameCount);
+  out.set(chunk.data, LIVE_CHUNK_HEADER_BYTES);
+  return out;
+}
+
 /** The bytes of a LIVE_GROUP stream, type byte included (tests and fakes; the server writes these). */
 export function encodeLiveGroup(header: LiveGroupHeader, chunks: readonly ChunkBytes[] = []): Uint8Array<ArrayBuffer> {
-  const size = 1 + LIVE_GROUP_HEADER_BYTES + chunks.reduce((n, c) => n + LIVE_CHUNK_HEADER_BYTES + c.data.length, 0);
-  const out = new Uint8Array(size);
-  const view = new DataView(out.buffer);
-  view.setUint8(0, 3);
-  view.setUint8(1, PROTOCOL_VERSION);
-  view.setUint16(3, header.rendition);
-  view.setUint32(5, header.group);
-  view.setBigUint64(9, BigInt(header.captureUs));
-  let at = 1 + LIVE_GROUP_HEADER_BYTES;
-  for (const c of chunks) {
-    view.setUint32(at, c.data.length);
-    view.setUint16(at + 4, c.firstFrame);
-    view.setUint16(at + 6, c.frameCount);
-    out.set(c.data, at + LIVE_CHUNK_HEADER_BYTES);
-    at += LIVE_CHUNK_HEADER_BYTES + c.data.length;
+  const parts = [Uint8Array.of(UniStreamType.LIVE_GROUP), encodeLiveGroupHeader(header), ...chunks.map(encodeLiveChunk)];
+  const out = new Uint8Array(parts.reduce((n, part) => n + part.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
   }
   return out;
 }

@@ -1,7 +1,9 @@
 import { transportErrorMessage } from '../errors';
 import type { StartupTimeline } from '../metrics/startup';
+import { DEFAULT_LIVE_LATENCY_MS } from '../params';
 import { encodeRequest, type KindName } from '../protocol';
 import type { EarlySession } from './early';
+import { LiveDatagramAssembler, newLiveDatagramCounters, type LiveDatagramCounters } from './live-datagrams';
 import { PushedResponses, type PushKey } from './pushed';
 import { readResponse, type Response } from './response';
 import { TelemetryLog } from './telemetry';
@@ -14,6 +16,26 @@ export class TransportError extends Error {
   }
 }
 
+/** How a session on datagrams assembles its groups; one per player, shared by its sessions. */
+export interface LiveDatagramSetup {
+  /** Give a group up this long after a newer group began, ms (params.ts liveGiveUpMs). */
+  keepMs: number;
+  /** Counted over the player's sessions (metrics). */
+  counters: LiveDatagramCounters;
+}
+
+/**
+ * Whether a session URL has the server send the live groups as datagrams: it carries `live.fec`
+ * (the player's `fec`), exactly what the server decides by.
+ */
+export function wantsLiveDatagrams(url: string): boolean {
+  try {
+    return new URL(url).searchParams.has('live.fec');
+  } catch {
+    return false;
+  }
+}
+
 /**
  * One WebTransport session to the server: requests on bidirectional streams, telemetry from
  * the server's unidirectional streams.
@@ -22,6 +44,8 @@ export class Session {
   readonly telemetry: TelemetryLog;
   /** LIVE_GROUP streams of the live channel, for the live player (src/watch/live.ts). */
   readonly liveGroups = new LiveGroupInbox();
+  /** With `live.fec` in the URL: turns the session's datagrams into group streams for `liveGroups`; else null. */
+  readonly liveDatagrams: LiveDatagramAssembler | null;
   /** Set when the session closes or fails (null while it is up). */
   closedReason: string | null = null;
   /** Resolves (never rejects) with `closedReason` once the session has closed or failed. */
@@ -34,6 +58,7 @@ export class Session {
     telemetry: TelemetryLog,
     private readonly startup: StartupTimeline | null,
     private readonly pushed: PushedResponses | null = null,
+    datagramSetup: LiveDatagramSetup | null = null,
   ) {
     this.telemetry = telemetry;
     this.closed = transport.closed.then(
@@ -41,6 +66,7 @@ export class Session {
       (error: unknown) => (this.closedReason = `WebTransport session failed: ${transportErrorMessage(error)}`),
     );
     void this.acceptUniStreams();
+    this.liveDatagrams = wantsLiveDatagrams(url) ? this.startLiveDatagrams(datagramSetup) : null;
   }
 
   /**
@@ -49,6 +75,7 @@ export class Session {
    * `pushes`: the responses `url` asks the server to push (its `vod.first`; vodFirstPushes);
    * `request` then takes them instead of sending those requests. `early`: the session
    * index.html opened to `url` before the modules loaded, used instead of a new one.
+   * `liveDatagrams`: how to assemble groups if `url` asks for datagrams (`live.fec`).
    */
   static async connect(
     url: string,
@@ -57,6 +84,7 @@ export class Session {
     startup: StartupTimeline | null = null,
     pushes: readonly PushKey[] = [],
     early: EarlySession | null = null,
+    liveDatagrams: LiveDatagramSetup | null = null,
   ): Promise<Session> {
     if (typeof WebTransport === 'undefined') {
       throw new TransportError('this browser has no WebTransport (it needs a secure context: https or http://127.0.0.1)');
@@ -87,7 +115,48 @@ export class Session {
     }
     startup?.mark('sessionReadyMs', performance.now());
     const pushed = pushes.length > 0 ? new PushedResponses(pushes, startMs) : null;
-    return new Session(url, transport, telemetry, startup, pushed);
+    return new Session(url, transport, telemetry, startup, pushed, liveDatagrams);
+  }
+
+  /** Read the session's datagrams into an assembler whose NACKs go out as datagrams. */
+  private startLiveDatagrams(setup: LiveDatagramSetup | null): LiveDatagramAssembler {
+    let writer: WritableStreamDefaultWriter<Uint8Array> | null = null;
+    try {
+      writer = this.transport.datagrams.writable.getWriter();
+    } catch {
+      writer = null; // no writable datagrams: the groups still come, only NACKs are lost
+    }
+    const assembler = new LiveDatagramAssembler({
+      deliver: (stream) => this.liveGroups.deliver(stream),
+      // A NACK that cannot be written is a lost NACK: the assembler NACKs again.
+      sendDatagram: (bytes) => void writer?.write(bytes).catch(() => undefined),
+      keepMs: setup?.keepMs ?? DEFAULT_LIVE_LATENCY_MS, // the default target latency (params.ts liveGiveUpMs)
+      counters: setup?.counters ?? newLiveDatagramCounters(),
+    });
+    void this.readDatagrams(assembler);
+    return assembler;
+  }
+
+  private async readDatagrams(assembler: LiveDatagramAssembler): Promise<void> {
+    let reader: ReadableStreamDefaultReader<Uint8Array>;
+    try {
+      reader = (this.transport.datagrams.readable as ReadableStream<Uint8Array>).getReader();
+    } catch (error) {
+      assembler.close(`no datagrams on this session: ${transportErrorMessage(error)}`);
+      return;
+    }
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        assembler.receive(value); // never throws: malformed datagrams are counted
+      }
+    } catch {
+      // The session closed; `closedReason` says why.
+    } finally {
+      reader.releaseLock();
+      assembler.close(this.closedReason ?? 'the session stopped delivering datagrams');
+    }
   }
 
   private async acceptUniStreams(): Promise<void> {

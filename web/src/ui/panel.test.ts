@@ -29,6 +29,10 @@ const base = {
   framesUnreadable: null,
   groupsReceived: null,
   groupsDropped: null,
+  fecRecovered: null,
+  nacksSent: null,
+  fragmentsRetransmitted: null,
+  fecGroupsGivenUp: null,
   liveSeeks: null,
   playbackRate: 1,
 } as unknown as Metrics;
@@ -48,6 +52,12 @@ describe('MetricsPanel liveRows', () => {
     expect(rows['playout delay']).toBe('163 ms');
     expect(rows['frames shown / skipped / unreadable']).toBe('300 / 2 / 0');
     expect(rows['playbackRate']).toBe('1.020');
+  });
+  it('shows the datagram counters only with fec', () => {
+    const key = 'datagrams: FEC rebuilt / NACKs / retransmitted / given up';
+    expect(Object.fromEntries(liveRows({ ...base, mode: 'live' }))[key]).toBeUndefined();
+    const rows = Object.fromEntries(liveRows({ ...base, mode: 'live', fecRecovered: 12, nacksSent: 3, fragmentsRetransmitted: 4, fecGroupsGivenUp: 0 }));
+    expect(rows[key]).toBe('12 / 3 / 4 / 0');
   });
   it('shows a dash before the first frame', () => {
     const rows = Object.fromEntries(liveRows({ ...base, mode: 'live' }));

@@ -26,6 +26,9 @@ export function liveRows(m: Metrics): [string, string][] {
     ['frames shown / skipped / unreadable', [m.framesShown, m.framesSkipped, m.framesUnreadable].map(count).join(' / ')],
     ['freezes (WebRTC rule)', count(m.freezeCount)],
     ['groups received / dropped', `${count(m.groupsReceived)} / ${count(m.groupsDropped)}`],
+    ...(m.fecRecovered === null
+      ? []
+      : ([['datagrams: FEC rebuilt / NACKs / retransmitted / given up', [m.fecRecovered, m.nacksSent, m.fragmentsRetransmitted, m.fecGroupsGivenUp].map(count).join(' / ')]] as [string, string][])),
     ['live seeks', count(m.liveSeeks)],
     ['playbackRate', fmt(m.playbackRate, 3)],
   ];

@@ -3,6 +3,7 @@ import type { KindName, LiveInfo } from '../protocol';
 import type { Response } from '../transport/response';
 import { TransportError } from '../transport/session';
 import { fakeClockReconnectOptions } from '../transport/reconnect.testutil';
+import { newLiveDatagramCounters, type LiveDatagramCounters } from '../transport/live-datagrams';
 import type { LiveGroupHandler } from '../transport/unistreams';
 import { ReconnectingLiveSession, rejoinLiveEdge, sameTimeline, type LiveSessionLike, type RejoiningPlayer } from './live-reconnect';
 
@@ -32,6 +33,7 @@ function ok(body: Uint8Array): Response {
 
 class FakeLiveSession implements LiveSessionLike {
   closedReason: string | null = null;
+  liveDatagrams: { counters: LiveDatagramCounters } | null = null;
   handler: LiveGroupHandler | null = null;
   readonly asked: string[] = [];
   readonly closed: Promise<string>;
@@ -86,6 +88,22 @@ describe('ReconnectingLiveSession', () => {
     expect(live.closedReason).toBeNull();
     await live.request('LIVE_INFO');
     expect(second.asked).toEqual(['LIVE_INFO 0 0']);
+  });
+
+  it("reports the current session's datagram counters (shared by the sessions), null on streams", async () => {
+    const counters = newLiveDatagramCounters();
+    const first = new FakeLiveSession('a');
+    first.liveDatagrams = { counters };
+    const second = new FakeLiveSession('b');
+    second.liveDatagrams = { counters };
+    const live = new ReconnectingLiveSession(first, () => Promise.resolve(second), options());
+    counters.nacksSent = 3;
+    expect(live.datagramCounters()?.nacksSent).toBe(3);
+    first.lose();
+    await flush();
+    expect(live.reconnects).toBe(1);
+    expect(live.datagramCounters()).toBe(counters);
+    expect(new ReconnectingLiveSession(new FakeLiveSession('c'), () => Promise.reject(new Error('no')), options()).datagramCounters()).toBeNull();
   });
 
   it('does not redial a session the player closed', async () => {

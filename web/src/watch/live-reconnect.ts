@@ -15,6 +15,7 @@ import { parseLiveInfo, type KindName, type LiveInfo } from '../protocol';
 import { ReconnectingSession, type ReconnectOptions, type SessionLike } from '../transport/reconnect';
 import type { Response } from '../transport/response';
 import { TransportError } from '../transport/session';
+import type { LiveDatagramCounters } from '../transport/live-datagrams';
 import type { LiveGroupHandler } from '../transport/unistreams';
 import type { LiveSession } from './live';
 
@@ -23,6 +24,8 @@ export interface LiveSessionLike extends SessionLike {
   readonly liveGroups: { setHandler(handler: LiveGroupHandler | null): void };
   /** Resolves once the session has closed or failed, with the reason. */
   readonly closed: Promise<string>;
+  /** Groups as datagrams (`live.fec`): the assembler's counters, else null or absent. */
+  readonly liveDatagrams?: { readonly counters: LiveDatagramCounters } | null;
 }
 
 /** A live session that redials when its session is lost and tells the player to rejoin. */
@@ -65,6 +68,11 @@ export class ReconnectingLiveSession implements LiveSession {
 
   request(kind: KindName, rendition = 0, segment = 0): Promise<Response> {
     return this.inner.request(kind, rendition, segment);
+  }
+
+  /** The current session's (its sessions share one counters object: boot.ts liveDatagramSetup). */
+  datagramCounters(): LiveDatagramCounters | null {
+    return this.inner.current.liveDatagrams?.counters ?? null;
   }
 
   close(): void {

@@ -1,14 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import type { Range } from '../media/ranges';
 import { DEFAULT_BUFFER_S, type PlayerParams } from '../params';
-import { LIVE_EDGE, encodeLiveGroup, type KindName, type LiveInfo } from '../protocol';
+import { LIVE_EDGE, LiveGroupParser, encodeLiveFragment, encodeLiveGroup, fragmentChunk, type KindName, type LiveInfo } from '../protocol';
+import { LiveDatagramAssembler } from '../transport/live-datagrams';
 import type { Response } from '../transport/response';
 import { LiveGroupInbox, type LiveGroupStream } from '../transport/unistreams';
 import { replayTrace, type AbrTrace } from './live-abr';
 import { LIVE_STALL_THRESHOLD_S } from '../metrics/playback';
 import { LIVE_CONTROL } from './live-control';
 import { LIVE_PLAYOUT } from './live-playout';
-import { LIVE_KEEP_BEHIND_S, LivePlayer, liveCaptureClock, type LiveBuffer, type LiveDeps } from './live';
+import { LIVE_KEEP_BEHIND_S, LivePlayer, liveCaptureClock, type LiveBuffer, type LiveDeps, type LiveSession } from './live';
 import { rejoinLiveEdge } from './live-reconnect';
 
 const MIME = 'video/mp4; codecs="avc1.64001f"';
@@ -229,7 +230,12 @@ const flush = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 
  * `s` seconds of fake time (its sleeps move the clock). The playhead advances at the playback
  * rate while playing and media is buffered; latency is sampled every tick.
  */
-function harness(channel: FakeChannel, p: PlayerParams = params(), makeBuffer = (video: { currentTime: number }) => new FakeBuffer(video)) {
+function harness(
+  channel: FakeChannel,
+  p: PlayerParams = params(),
+  makeBuffer = (video: { currentTime: number }) => new FakeBuffer(video),
+  session: LiveSession = channel.session,
+) {
   const video = { currentTime: 0, playbackRate: 1 };
   const buffer = makeBuffer(video);
   let playing = false;
@@ -261,7 +267,7 @@ function harness(channel: FakeChannel, p: PlayerParams = params(), makeBuffer = 
     },
   };
   const hooks = { status: () => undefined, firstMedia: () => void (playing = true) };
-  const player = new LivePlayer(channel.session, video, p, hooks, deps);
+  const player = new LivePlayer(session, video, p, hooks, deps);
   let running: Promise<void> | null = null;
   return {
     player,
@@ -310,9 +316,50 @@ describe('LivePlayer', () => {
     expect(m).toMatchObject({ mode: 'live', targetLatencyMs: 1000, groupsDropped: 0, liveSeeks: 1 });
     expect(m.groupsReceived).toBeGreaterThanOrEqual(40);
     expect(m.mediaLatencyMs).toBeCloseTo(h.latencies.at(-1) ?? NaN, 6);
+    // on LIVE_GROUP streams: no datagram figures
+    expect(m).toMatchObject({ fecRecovered: null, nacksSent: null, fragmentsRetransmitted: null, fecGroupsGivenUp: null });
     // memory stays bounded: at most LIVE_KEEP_BEHIND_S (+1 s between evictions) behind
     const first = h.buffer.ranges()[0];
     expect(h.video.currentTime - (first?.start ?? 0)).toBeLessThanOrEqual(LIVE_KEEP_BEHIND_S + 1.1);
+  });
+
+  it('plays the same when the groups come as datagrams, parity rebuilding the lost ones', async () => {
+    const channel = new FakeChannel();
+    // The channel's group streams, cut into datagrams (K = 1: each one-fragment chunk has a
+    // parity copy); every third chunk's data fragment is lost.
+    const assembler = new LiveDatagramAssembler({
+      deliver: (stream) => playerInbox.deliver(stream),
+      sendDatagram: () => undefined,
+      keepMs: 1000,
+      clock: { now: () => channel.nowMs, schedule: () => () => undefined },
+    });
+    const playerInbox = new LiveGroupInbox();
+    channel.inbox.setHandler((stream) => {
+      const parser = new LiveGroupParser();
+      const reader = stream.getReader();
+      void (async () => {
+        for (let r = await reader.read(); !r.done; r = await reader.read()) {
+          for (const chunk of parser.push(r.value)) {
+            const header = parser.header;
+            if (header === null) continue;
+            const place = { ...header, chunkIndex: chunk.firstFrame, chunksInGroup: F, firstFrame: chunk.firstFrame, frameCount: chunk.frameCount };
+            const lost = (header.group + chunk.firstFrame) % 3 === 0;
+            for (const f of fragmentChunk(place, chunk.data, 1)) if (!(lost && f.kind === 'data')) assembler.receive(encodeLiveFragment(f));
+          }
+        }
+      })().catch(() => undefined);
+    });
+    const session: LiveSession = { request: channel.session.request, liveGroups: playerInbox, datagramCounters: () => assembler.counters };
+    const h = harness(channel, params(), undefined, session);
+    await h.advance(20);
+    expect(h.stallMs()).toBe(0);
+    const m = h.player.metrics(null, h.video.playbackRate);
+    expect(m).toMatchObject({ groupsDropped: 0, nacksSent: 0, fragmentsRetransmitted: 0, fecGroupsGivenUp: 0 });
+    expect(m.groupsReceived).toBeGreaterThanOrEqual(40);
+    expect(m.fecRecovered).toBeGreaterThanOrEqual((m.groupsReceived ?? 0) * 4);
+    expect(assembler.counters.malformed).toBe(0);
+    const order = h.buffer.appended.map((x) => x.split(':').map(Number) as [number, number]).map(([g, f]) => g * F + f);
+    expect(order).toEqual([...order].sort((a, b) => a - b));
   });
 
   it('starts liveEdge − target behind when the data is there, then moves to the playout delay', async () => {

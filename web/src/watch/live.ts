@@ -25,6 +25,7 @@ import {
   type KindName,
   type LiveInfo,
 } from '../protocol';
+import type { LiveDatagramCounters } from '../transport/live-datagrams';
 import type { Response } from '../transport/response';
 import type { LiveGroupHandler, LiveGroupStream } from '../transport/unistreams';
 import { LIVE_CONTROL, control, startPosition, type RateMode } from './live-control';
@@ -77,6 +78,8 @@ export interface LiveVideo {
 export interface LiveSession {
   request(kind: KindName, rendition?: number, segment?: number): Promise<Response>;
   liveGroups: { setHandler(handler: LiveGroupHandler | null): void };
+  /** With `live.fec` (groups as datagrams): the assembler's counters; absent or null on streams. */
+  datagramCounters?(): LiveDatagramCounters | null;
 }
 
 export interface LiveHooks extends PlayerHooks {
@@ -179,6 +182,7 @@ export class LivePlayer implements ViewerPlayer {
   metrics(latency: LatencySnapshot | null, playbackRate: number): LiveMetrics {
     const edge = this.liveEdge();
     const stats = this.scheduler?.stats;
+    const datagrams = this.session.datagramCounters?.() ?? null;
     return {
       mode: 'live',
       targetLatencyMs: this.targetS * 1000,
@@ -196,6 +200,10 @@ export class LivePlayer implements ViewerPlayer {
       totalFreezesDurationS: latency ? latency.totalFreezesDurationMs / 1000 : null,
       groupsReceived: this.groupsReceived,
       groupsDropped: stats?.dropped ?? 0,
+      fecRecovered: datagrams?.fecRecovered ?? null,
+      nacksSent: datagrams?.nacksSent ?? null,
+      fragmentsRetransmitted: datagrams?.fragmentsRetransmitted ?? null,
+      fecGroupsGivenUp: datagrams?.fecGroupsGivenUp ?? null,
       liveSeeks: this.seeks,
       playbackRate,
       bitrateSwitchLog: this.abr === null ? null : this.switchLog.map((s) => ({ ...s })),
@@ -621,6 +629,10 @@ export function vodLiveMetrics(mode: 'fixed' | 'abr' | 'live', playbackRate: num
     framesUnreadable: null,
     groupsReceived: null,
     groupsDropped: null,
+    fecRecovered: null,
+    nacksSent: null,
+    fragmentsRetransmitted: null,
+    fecGroupsGivenUp: null,
     liveSeeks: null,
     playbackRate,
     bitrateSwitchLog: null,

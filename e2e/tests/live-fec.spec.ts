@@ -1,0 +1,100 @@
+import { test, expect, type Page } from '@playwright/test';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startEmulator, type RunningEmulator } from '../lib/emulator';
+import { playerUrl } from '../lib/player';
+import { DEFAULT_MEDIA, REPO, startServer, type RunningServer } from '../lib/server';
+
+const LIVE_MEDIA = join(REPO, 'media', 'live');
+/** 80 ms round trip: on a group stream a lost packet costs about that much, above the playout delay. */
+const ONE_WAY_MS = 40;
+const LOSS = '0.5%';
+const TARGET_MS = 300;
+const PLAY_S = 20;
+/** One parity fragment per this many data fragments (shared/PROTOCOL.md, "Live over datagrams"). */
+const FEC_K = 4;
+
+interface FecMetrics {
+  error: string | null;
+  framesShown: number | null;
+  stallCount: number;
+  latencyP95Ms: number | null;
+  groupsDropped: number | null;
+  fecRecovered: number | null;
+  nacksSent: number | null;
+  fragmentsRetransmitted: number | null;
+  fecGroupsGivenUp: number | null;
+}
+
+async function liveMetrics(page: Page): Promise<FecMetrics> {
+  return page.evaluate(() => {
+    const { segments: _segments, ...m } = (window as unknown as { pccstream: { metrics(): FecMetrics & { segments: unknown } } }).pccstream.metrics();
+    return m;
+  });
+}
+
+function lossyScenario(): string {
+  const path = join(mkdtempSync(join(tmpdir(), 'pccstream-live-fec-')), 'live-fec-loss.toml');
+  writeFileSync(
+    path,
+    [
+      'name = "live-fec-loss"',
+      `description = "8 Mbit/s, ${ONE_WAY_MS} ms one way, ${LOSS} random loss on the downlink"`,
+      '[link]',
+      `delay_ms = ${ONE_WAY_MS}`,
+      'queue = "100kB"',
+      '[down]',
+      'rate_kbps = 8000',
+      `loss = "${LOSS}"`,
+      '',
+    ].join('\n'),
+  );
+  return path;
+}
+
+let server: RunningServer;
+let emulator: RunningEmulator;
+
+test.beforeAll(async () => {
+  server = await startServer({ media: DEFAULT_MEDIA, args: ['--live-media', LIVE_MEDIA] });
+  emulator = await startEmulator(server.info.quic_port, ['--scenario', lossyScenario(), '--seed', '7']);
+});
+
+test.afterAll(async () => {
+  await emulator?.stop();
+  await server?.stop();
+});
+
+test('live over datagrams: parity rebuilds lost fragments and NACKs fetch the rest, so random loss at an 80 ms RTT does not stall', async ({ page }, testInfo) => {
+  test.setTimeout(60_000);
+  await page.goto(
+    playerUrl(server.info.page_url, {
+      mode: 'live',
+      latency: TARGET_MS,
+      bitrate: 2500,
+      fec: FEC_K,
+      // Cubic under 0.5 % random loss at 80 ms cannot carry the 2500k stream (about 1.7 Mbit/s).
+      cc: 'vivace',
+      server: `https://127.0.0.1:${emulator.port}/stream`,
+    }),
+  );
+  await page.waitForTimeout(PLAY_S * 1000);
+  const m = await liveMetrics(page);
+  // The server's side of the same session: fragments, parity, NACKs answered (shared/PROTOCOL.md).
+  const sessions = (await (await fetch(new URL('/api/sessions', server.info.page_url))).json()) as Array<Record<string, unknown>>;
+  const figures = { player: m, server: sessions.at(-1) };
+  console.log(`live FEC figures: ${JSON.stringify(figures)}`);
+  testInfo.annotations.push({ type: 'figures', description: JSON.stringify(figures) });
+
+  expect(m.error).toBeNull();
+  expect(m.framesShown ?? 0).toBeGreaterThan((PLAY_S - 5) * 25);
+  // About 1 in 200 packets is lost: parity rebuilt some on arrival.
+  expect(m.fecRecovered ?? 0).toBeGreaterThan(0);
+  expect(m.fecGroupsGivenUp).toBe(0);
+  expect(m.groupsDropped ?? Infinity).toBeLessThanOrEqual(1);
+  // What parity cannot rebuild is NACKed and comes back within the playout delay's slack.
+  expect(m.stallCount).toBeLessThanOrEqual(1);
+  expect(figures.server?.['live_nacks_ignored']).toBe(0);
+  expect(m.latencyP95Ms ?? Infinity).toBeLessThan(TARGET_MS + 100);
+});
