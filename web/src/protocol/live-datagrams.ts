@@ -74,6 +74,15 @@ export function parityFragmentCount(dataFragments: number, fec: number): number 
   return fec === 0 ? 0 : Math.min(Math.ceil(dataFragments / fec), 0xff);
 }
 
+/**
+ * Wire bytes per media byte of a chunk of `chunkBytes` sent with one parity per `fec` data
+ * fragments: (n + m) / n, every parity being one stride long.
+ */
+export function wireFactor(chunkBytes: number, fec: number): number {
+  const n = dataFragmentCount(Math.max(1, Math.round(chunkBytes)));
+  return (n + parityFragmentCount(n, fec)) / n;
+}
+
 /** S: every data fragment's size but the last's, and every parity payload's. */
 export function fragmentStride(length: number): number {
   return Math.ceil(length / dataFragmentCount(length));

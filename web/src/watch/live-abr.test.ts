@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { wireFactor } from '../protocol';
 import { LEGACY_KEY_SAMPLING, LIVE_ABR, LiveAbr, projectToSimplex, type AbrDecision, type KeySampling } from './live-abr';
 
 const LADDER = [300_000, 750_000, 1_500_000, 2_500_000, 3_000_000];
@@ -13,11 +14,14 @@ const GROUP_MS = F * FRAME_MS;
  * and arrives one-way `delayMs` after it leaves. The rendition of each group is the last
  * decision made before the group started (the server switches at group boundaries).
  */
-function simulate(capacityKbps: (tMs: number) => number, seconds: number, opts: { targetS?: number; allowed?: (i: number) => boolean; delayMs?: number; keyRatio?: number; keySampling?: KeySampling } = {}) {
+function simulate(capacityKbps: (tMs: number) => number, seconds: number, opts: { targetS?: number; allowed?: (i: number) => boolean; delayMs?: number; keyRatio?: number; keySampling?: KeySampling; parityK?: number; abrKnowsParity?: boolean } = {}) {
   const targetS = opts.targetS ?? 0.3;
   const delayMs = opts.delayMs ?? 20;
   const keyRatio = opts.keyRatio ?? 4;
-  const abr = new LiveAbr(LADDER, { groupS: GROUP_MS / 1000, targetS, initial: 0, ...(opts.allowed ? { allowed: opts.allowed } : {}), ...(opts.keySampling ? { keySampling: opts.keySampling } : {}) });
+  // Datagrams with parity (`parityK`): each chunk's parity follows its data on the link.
+  const parity = (bytes: number): number => (opts.parityK === undefined ? 0 : bytes * (wireFactor(bytes, opts.parityK) - 1));
+  const wire = opts.parityK !== undefined && opts.abrKnowsParity !== false ? LADDER.map((b) => wireFactor(b / 8 / FPS, opts.parityK as number)) : undefined;
+  const abr = new LiveAbr(LADDER, { groupS: GROUP_MS / 1000, targetS, initial: 0, ...(opts.allowed ? { allowed: opts.allowed } : {}), ...(opts.keySampling ? { keySampling: opts.keySampling } : {}), ...(wire ? { wireFactor: wire } : {}) });
   const decisions: Array<AbrDecision & { atMs: number }> = [];
   const renditions: number[] = [];
   let linkFreeMs = 0;
@@ -35,6 +39,7 @@ function simulate(capacityKbps: (tMs: number) => number, seconds: number, opts: 
       const start = Math.max(captureMs, linkFreeMs);
       linkFreeMs = start + (bytes * 8) / capacityKbps(start);
       const arrivalMs = linkFreeMs + delayMs;
+      linkFreeMs += (parity(bytes) * 8) / capacityKbps(linkFreeMs);
       maxQueueMs = Math.max(maxQueueMs, arrivalMs - captureMs - delayMs);
       abr.onChunk({ group: g, rendition, bytes, captureMs, arrivalMs });
       lastArrival = arrivalMs;
@@ -93,6 +98,32 @@ describe('LiveAbr on a simulated bottleneck', () => {
     const tail = renditions.slice(-40);
     for (const r of tail) expect(kbps(r)).toBeLessThan(2750 / LIVE_ABR.UP_MARGIN + 1);
     expect(maxQueueMs).toBeLessThan(300);
+  });
+
+  it('with parity on datagrams, settles on what fits the link parity included', () => {
+    const { renditions, maxQueueMs } = simulate(() => 2750, 60, { parityK: 8 });
+    for (const r of renditions.slice(-40)) expect(kbps(r) * wireFactor((LADDER[r] as number) / 8 / FPS, 8)).toBeLessThan(2750);
+    expect(maxQueueMs).toBeLessThan(150);
+  });
+
+  it('counts a queued group on the wire (parity took link time), but not a keyframe sample (its data went first)', () => {
+    const measure = (wire?: number[]): number | null => {
+      const abr = new LiveAbr(LADDER, { groupS: 0.5, targetS: 1, initial: 0, ...(wire ? { wireFactor: wire } : {}) });
+      abr.onChunk({ group: 1, rendition: 0, bytes: 1000, captureMs: 0, arrivalMs: 20 });
+      for (let j = 0; j < 15; j++) abr.onChunk({ group: 2, rendition: 0, bytes: 2500, captureMs: 500 + j * FRAME_MS, arrivalMs: 600 + j * 50 });
+      abr.onGroupEnd(2, true, { latencyS: 0.5, bufferS: 0.5 });
+      return abr.lastThroughputKbps;
+    };
+    expect(measure([1.5, 1, 1, 1, 1])).toBeCloseTo(1.5 * (measure() as number), 6);
+    // An idle path: the keyframe's data bytes over the delay they added, whatever the parity.
+    const keyframe = (wire?: number[]): number | null => {
+      const abr = new LiveAbr(LADDER, { groupS: 0.5, targetS: 1, initial: 0, ...(wire ? { wireFactor: wire } : {}) });
+      abr.onChunk({ group: 1, rendition: 0, bytes: 1000, captureMs: 0, arrivalMs: 20 });
+      abr.onChunk({ group: 2, rendition: 0, bytes: 4000, captureMs: 500, arrivalMs: 530 });
+      abr.onGroupEnd(2, true, { latencyS: 0.5, bufferS: 0.5 });
+      return abr.lastThroughputKbps;
+    };
+    expect(keyframe([1.5, 1, 1, 1, 1])).toBeCloseTo(keyframe() as number, 6);
   });
 
   it('steps down at once on a lost group or a queue above half the target', () => {

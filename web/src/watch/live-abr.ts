@@ -188,6 +188,9 @@ export class LiveAbr {
   private q = 0;
   private readonly vl: number;
   private readonly alpha: number;
+  private readonly wireFactor: (rendition: number) => number;
+  /** The wire factors it was built with (for the trace header). */
+  readonly wireFactors: readonly number[] | undefined;
 
   /**
    * @param bitratesBps ladder bitrates by rendition index (LIVE_INFO order); renditions the
@@ -196,9 +199,24 @@ export class LiveAbr {
    */
   constructor(
     bitratesBps: readonly number[],
-    opts: { groupS: number; targetS: number; initial: number; allowed?: (index: number) => boolean; keySampling?: KeySampling },
+    opts: {
+      groupS: number;
+      targetS: number;
+      initial: number;
+      allowed?: (index: number) => boolean;
+      keySampling?: KeySampling;
+      /**
+       * Wire bytes per media byte by rendition index (1 when absent): parity on datagrams
+       * (`fec`) costs link time that chunk arrivals do not show, most at low bitrates, so rates
+       * and the ladder are compared in wire terms.
+       */
+      wireFactor?: readonly number[];
+    },
   ) {
     const allowed = opts.allowed ?? (() => true);
+    this.wireFactors = opts.wireFactor;
+    const wire = opts.wireFactor ?? [];
+    this.wireFactor = (rendition) => wire[rendition] ?? 1;
     this.keySampling = opts.keySampling ?? KEY_SAMPLING;
     this.order = bitratesBps
       .map((b, i) => ({ b, i }))
@@ -206,7 +224,7 @@ export class LiveAbr {
       .sort((a, b) => a.b - b.b)
       .map(({ i }) => i);
     if (this.order.length === 0) throw new Error('live ABR: no usable rendition');
-    this.kbps = this.order.map((i) => (bitratesBps[i] as number) / 1000);
+    this.kbps = this.order.map((i) => ((bitratesBps[i] as number) / 1000) * this.wireFactor(i));
     this.groupS = opts.groupS;
     this.targetS = opts.targetS;
     const at = this.order.indexOf(opts.initial);
@@ -244,6 +262,10 @@ export class LiveAbr {
   }
 
   onChunk(c: ChunkArrival): void {
+    // A keyframe sample is data bytes over the delay they added: the link's rate, parity or
+    // not (a chunk is complete before its parity is sent). Group and delivered rates count
+    // whole time spans, parity's included, so their bytes are counted on the wire.
+    const wireBytes = c.bytes * this.wireFactor(c.rendition);
     const delayMs = c.arrivalMs - c.captureMs;
     this.delays.push({ arrivalMs: c.arrivalMs, delayMs, bytes: c.bytes });
     const horizon = c.arrivalMs - LIVE_ABR.BASE_WINDOW_MS;
@@ -256,7 +278,7 @@ export class LiveAbr {
       g = { rendition: c.rendition, bytes: 0, startMs: c.captureMs + base.delayMs, lastArrivalMs: c.arrivalMs, minQueueMs: Infinity, recentQueueMs: [] };
       this.groups.set(c.group, g);
     }
-    g.bytes += c.bytes;
+    g.bytes += wireBytes;
     g.lastArrivalMs = Math.max(g.lastArrivalMs, c.arrivalMs);
     g.minQueueMs = Math.min(g.minQueueMs, queueMs);
     g.recentQueueMs.push(queueMs);
@@ -266,7 +288,7 @@ export class LiveAbr {
       const kbps = ((c.bytes - base.bytes) * 8) / Math.max(queueMs, LIVE_ABR.MIN_DELAY_MS);
       this.keySamples.push({ arrivalMs: c.arrivalMs, kbps });
     }
-    this.arrivals.push({ arrivalMs: c.arrivalMs, bytes: c.bytes });
+    this.arrivals.push({ arrivalMs: c.arrivalMs, bytes: wireBytes });
     const deliveredHorizon = c.arrivalMs - LIVE_ABR.DELIVERED_WINDOW_MS;
     while (this.arrivals.length > 1 && (this.arrivals[0] as { arrivalMs: number }).arrivalMs < deliveredHorizon) this.arrivals.shift();
     const keyHorizon = c.arrivalMs - LIVE_ABR.KEY_WINDOW_MS;
@@ -412,12 +434,14 @@ export interface AbrTrace {
   events: AbrTraceEvent[];
   /** The keyframe-burst rule the run used (absent: LEGACY_KEY_SAMPLING, traces before it). */
   keySampling?: KeySampling;
+  /** Wire bytes per media byte by rendition index (absent: 1, groups on streams). */
+  wireFactor?: number[];
 }
 
 /** Feed a recorded trace to a fresh LiveAbr: its decisions, each with the group it was made on. */
 export function replayTrace(trace: AbrTrace): Array<AbrDecision & { group: number; arrivalMs: number }> {
   const allowed = new Set(trace.allowed);
-  const abr = new LiveAbr(trace.bitratesBps, { groupS: trace.groupS, targetS: trace.targetS, initial: trace.initial, allowed: (i) => allowed.has(i), keySampling: trace.keySampling ?? LEGACY_KEY_SAMPLING });
+  const abr = new LiveAbr(trace.bitratesBps, { groupS: trace.groupS, targetS: trace.targetS, initial: trace.initial, allowed: (i) => allowed.has(i), keySampling: trace.keySampling ?? LEGACY_KEY_SAMPLING, wireFactor: trace.wireFactor });
   const out: Array<AbrDecision & { group: number; arrivalMs: number }> = [];
   for (const e of trace.events) {
     if (e.type === 'chunk') {

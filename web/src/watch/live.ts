@@ -22,6 +22,7 @@ import {
   groupStartSeconds,
   parseLiveInfo,
   parseSubscribe,
+  wireFactor,
   type KindName,
   type LiveInfo,
 } from '../protocol';
@@ -217,9 +218,9 @@ export class LivePlayer implements ViewerPlayer {
     const supported = (i: number): boolean => this.deps.isTypeSupported(info.renditions[i]?.mime ?? '');
     let r: number;
     if (this.params.live?.abr) {
-      this.abr = liveAbrFor(info, this.params.bitrateKbps, this.targetS, supported);
+      this.abr = liveAbrFor(info, this.params.bitrateKbps, this.targetS, supported, this.params.live?.fec ?? null);
       r = this.abr.rendition;
-      this.traceHeader = { bitratesBps: info.renditions.map((x) => x.bitrate_bps), allowed: [...this.abr.ladder], initial: r, groupS: info.group_duration_us / 1e6, targetS: this.targetS, keySampling: KEY_SAMPLING };
+      this.traceHeader = { bitratesBps: info.renditions.map((x) => x.bitrate_bps), allowed: [...this.abr.ladder], initial: r, groupS: info.group_duration_us / 1e6, targetS: this.targetS, keySampling: KEY_SAMPLING, ...(this.abr.wireFactors ? { wireFactor: [...this.abr.wireFactors] } : {}) };
     } else {
       const choice = selectLiveRendition(info.renditions, { rendition: this.params.live?.rendition ?? null, bitrateKbps: this.params.bitrateKbps }, supported);
       if ('error' in choice) throw new Error(choice.error);
@@ -585,7 +586,11 @@ export class LivePlayer implements ViewerPlayer {
  * Live ABR over the renditions MSE can play at or below `capKbps` (the `bitrate` parameter;
  * null: the whole ladder), starting at the lowest of them.
  */
-export function liveAbrFor(info: LiveInfo, capKbps: number | null, targetS: number, supported: (index: number) => boolean): LiveAbr {
+/**
+ * @param fec the session's `live.fec` (null: groups on streams): on datagrams each rendition
+ *   costs its bitrate times the parity of a one-frame chunk at that bitrate.
+ */
+export function liveAbrFor(info: LiveInfo, capKbps: number | null, targetS: number, supported: (index: number) => boolean, fec: number | null = null): LiveAbr {
   const bitrates = info.renditions.map((r) => r.bitrate_bps);
   let cap = Infinity;
   if (capKbps !== null) {
@@ -596,7 +601,8 @@ export function liveAbrFor(info: LiveInfo, capKbps: number | null, targetS: numb
   const usable = bitrates.map((b, i) => ({ b, i })).filter(({ i }) => allowed(i));
   if (usable.length === 0) throw new Error(`live ABR: MSE supports none of the live renditions at or below ${capKbps ?? '∞'} kbit/s`);
   const lowest = usable.reduce((a, c) => (c.b < a.b ? c : a));
-  return new LiveAbr(bitrates, { groupS: info.group_duration_us / 1e6, targetS, initial: lowest.i, allowed });
+  const wire = fec === null ? undefined : bitrates.map((b) => wireFactor(b / 8 / info.fps, fec));
+  return new LiveAbr(bitrates, { groupS: info.group_duration_us / 1e6, targetS, initial: lowest.i, allowed, wireFactor: wire });
 }
 
 /** The browser's MSE buffer and clocks for the live player. */
