@@ -126,6 +126,17 @@ describe('LiveAbr on a simulated bottleneck', () => {
     expect(keyframe([1.5, 1, 1, 1, 1])).toBeCloseTo(keyframe() as number, 6);
   });
 
+  it('reads a small keyframe that came within timer granularity of the base chunk as no faster than MIN_DELAY_MS allows', () => {
+    // The 300k rung: 1.1 kB more than a frame, arriving 1 ms after one (page and datagram
+    // batching); taken at face value that is a 9 Mbit/s link.
+    const abr = new LiveAbr(LADDER, { groupS: 0.5, targetS: 0.3, initial: 0 });
+    abr.onChunk({ group: 1, rendition: 0, bytes: 1250, captureMs: 0, arrivalMs: 20 });
+    abr.onChunk({ group: 2, rendition: 0, bytes: 2381, captureMs: 500, arrivalMs: 521 });
+    abr.onGroupEnd(2, true, { latencyS: 0.3, bufferS: 0.1 });
+    expect(abr.lastThroughputKbps).toBeCloseTo(((2381 - 1250) * 8) / LIVE_ABR.MIN_DELAY_MS, 6);
+    expect(abr.lastThroughputKbps).toBeLessThan(2000);
+  });
+
   it('steps down at once on a lost group or a queue above half the target', () => {
     const abr = new LiveAbr(LADDER, { groupS: 0.5, targetS: 0.3, initial: 3 });
     expect(abr.onGroupEnd(7, false, { latencyS: 0.5, bufferS: 0 })).toMatchObject({ rendition: 2, reason: 'dropped' });
