@@ -269,8 +269,8 @@ class LiveSubscription:
                 chunks_in_group=len(self.channel.chunks(held.rendition, group)),
                 first_frame=chunk.first_frame, frames=chunk.frames, chunk=data, k=self.fec)
         except live_datagrams.LiveDatagramError as exc:
-            # Too big for the wire format at this K: the viewer NACKs it in vain, and
-            # gives the group up like a superseded one.
+            # Over the wire format's 16 MiB: the viewer NACKs it in vain, and gives the
+            # group up like a superseded one.
             log.warning("session %d: group %d chunk %d not sent: %s", self.session_id, group,
                         chunk_index, exc)
             datagrams = []
