@@ -163,14 +163,9 @@ class LiveSubscription:
         chunk, data = self.channel.chunk_bytes(stream.rendition, group, chunk_index)
         framed = protocol.encode_chunk(chunk.first_frame, chunk.frames, data)
         self.writer.send(stream.stream_id, framed, final)
-        self.counters.chunks += 1
-        self.counters.bytes += len(data)
-        if self.on_media_bytes is not None:
-            self.on_media_bytes(len(data))
+        self._count_chunk(len(data))
         if final:
-            stream.finished = True
-            self.counters.groups_completed += 1
-            self._arm_drop(group, stream)
+            self._finish(group, stream)
         self.writer.flush()
 
     # --- control ----------------------------------------------------------------------------
@@ -227,6 +222,18 @@ class LiveSubscription:
         self.counters.groups_opened += 1
         return stream
 
+    def _count_chunk(self, size: int) -> None:
+        self.counters.chunks += 1
+        self.counters.bytes += size
+        if self.on_media_bytes is not None:
+            self.on_media_bytes(size)
+
+    def _finish(self, group: int, held: _GroupStream | _DatagramGroup) -> None:
+        """Every chunk of `group` is queued: it is superseded `keep` after its last frame."""
+        held.finished = True
+        self.counters.groups_completed += 1
+        self._arm_drop(group, held)
+
     def _arm_drop(self, group: int, held: _GroupStream | _DatagramGroup) -> None:
         last_frame = (group + 1) * self.channel.frames_per_group - 1
         at = self.channel.capture_mono(last_frame) + self.keep_s
@@ -281,14 +288,9 @@ class LiveSubscription:
         if datagrams:
             self.counters.datagrams_sent += len(datagrams)
             self.counters.parity_sent += len(datagrams) - n
-            self.counters.chunks += 1
-            self.counters.bytes += len(data)
-            if self.on_media_bytes is not None:
-                self.on_media_bytes(len(data))
+            self._count_chunk(len(data))
         if final:
-            held.finished = True
-            self.counters.groups_completed += 1
-            self._arm_drop(group, held)
+            self._finish(group, held)
         self.writer.flush()
 
     def _supersede_datagrams(self, group: int) -> None:
