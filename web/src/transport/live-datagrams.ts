@@ -83,6 +83,8 @@ interface ChunkSlot {
   framed: Uint8Array | null;
   overdue: boolean;
   cancelOverdue: (() => void) | null;
+  /** When its last datagram arrived, ms (the overdue clock runs from it). */
+  lastDatagramMs: number;
   cancelRenack: (() => void) | null;
   lastNackMs: number | null;
 }
@@ -165,12 +167,21 @@ export class LiveDatagramAssembler {
     if (state.newerArrived) {
       this.makeOverdue(state, slot);
     } else {
-      slot.cancelOverdue?.();
-      slot.cancelOverdue = this.clock.schedule(() => {
-        slot.cancelOverdue = null;
-        if (this.groups.get(state.header.group) === state) this.makeOverdue(state, slot);
-      }, OVERDUE_MS);
+      slot.lastDatagramMs = this.clock.now();
+      // One timer per chunk, moved on lazily: not a clear and a set per datagram.
+      if (slot.cancelOverdue === null) this.armOverdue(state, slot, OVERDUE_MS);
     }
+  }
+
+  /** Check `slot` in `ms`: overdue if no datagram of it came for OVERDUE_MS, else check again then. */
+  private armOverdue(state: GroupState, slot: ChunkSlot, ms: number): void {
+    slot.cancelOverdue = this.clock.schedule(() => {
+      slot.cancelOverdue = null;
+      if (this.groups.get(state.header.group) !== state) return;
+      const quietMs = this.clock.now() - slot.lastDatagramMs;
+      if (quietMs >= OVERDUE_MS) this.makeOverdue(state, slot);
+      else this.armOverdue(state, slot, OVERDUE_MS - quietMs);
+    }, ms);
   }
 
   /** The session ended: every group still open ends in an error, and nothing more is sent. */
@@ -224,7 +235,7 @@ export class LiveDatagramAssembler {
   private slotFor(state: GroupState, index: number): ChunkSlot {
     let slot = state.slots.get(index);
     if (slot === undefined) {
-      slot = { index, parts: null, framed: null, overdue: false, cancelOverdue: null, cancelRenack: null, lastNackMs: null };
+      slot = { index, parts: null, framed: null, overdue: false, cancelOverdue: null, lastDatagramMs: this.clock.now(), cancelRenack: null, lastNackMs: null };
       state.slots.set(index, slot);
     }
     return slot;
