@@ -25,6 +25,7 @@ interface FecMetrics {
   nacksSent: number | null;
   fragmentsRetransmitted: number | null;
   fecGroupsGivenUp: number | null;
+  fecGroupsSuperseded: number | null;
 }
 
 async function liveMetrics(page: Page): Promise<FecMetrics> {
@@ -91,10 +92,16 @@ test('live over datagrams: parity rebuilds lost fragments and NACKs fetch the re
   expect(m.framesShown ?? 0).toBeGreaterThan((PLAY_S - 5) * 25);
   // About 1 in 200 packets is lost: parity rebuilt some on arrival.
   expect(m.fecRecovered ?? 0).toBeGreaterThan(0);
+  // What parity cannot rebuild is NACKed and comes back within the playout delay's slack:
+  // no group is given up for want of a repair.
   expect(m.fecGroupsGivenUp).toBe(0);
-  expect(m.groupsDropped ?? Infinity).toBeLessThanOrEqual(1);
-  // What parity cannot rebuild is NACKed and comes back within the playout delay's slack.
+  // The one group that may be lost is the join group: vivace starts at 1 Mbit/s, below this
+  // stream's 3.1 Mbit/s on the wire, and the server may supersede the group before it is sent.
+  // The server then says so (LIVE_GONE) and the player skips to the next group.
+  expect(m.fecGroupsSuperseded ?? Infinity).toBeLessThanOrEqual(1);
+  expect(m.groupsDropped ?? Infinity).toBeLessThanOrEqual(1 + (m.fecGroupsSuperseded ?? 0));
   expect(m.stallCount).toBeLessThanOrEqual(1);
+  // Every NACK was for a group the server held or had just superseded (answered LIVE_GONE).
   expect(figures.server?.['live_nacks_ignored']).toBe(0);
   expect(m.latencyP95Ms ?? Infinity).toBeLessThan(TARGET_MS + 100);
 });

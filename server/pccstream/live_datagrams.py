@@ -1,5 +1,5 @@
 """Live over datagrams (`live.fec=K`, shared/PROTOCOL.md "Live over datagrams"): chunk
-fragments with XOR parity, and the viewer's NACKs.
+fragments with XOR parity, the viewer's NACKs, and the server's word that a group is gone.
 
 Pure encoding and decoding, no I/O, so the server, the tests and the shared vectors
 (`shared/vectors/live-datagrams.json`, which the TypeScript player checks too) agree byte for
@@ -27,12 +27,16 @@ _FLAGS_OFFSET = LIVE_DATAGRAM_HEADER_BYTES - 1
 # type, rendition, group, chunk index, data fragments; then the bitmap
 _NACK = struct.Struct(">BHIHH")
 LIVE_NACK_HEADER_BYTES = _NACK.size  # 11
+# type, rendition, group
+_GONE = struct.Struct(">BHI")
+LIVE_GONE_BYTES = _GONE.size  # 7
 
 
 class LiveDatagramType(enum.IntEnum):
     LIVE_DATA = 1
     LIVE_PARITY = 2
     LIVE_NACK = 3
+    LIVE_GONE = 4
 
 
 class LiveDatagramError(ValueError):
@@ -238,6 +242,27 @@ def decode_nack(data: bytes) -> LiveNack:
     if n % 8 and bitmap[-1] >> (n % 8):
         raise LiveDatagramError(f"LIVE_NACK bitmap names fragments at or beyond n = {n}")
     return LiveNack(rendition, group, chunk_index, n, missing)
+
+
+@dataclass(frozen=True)
+class LiveGone:
+    """The server superseded `group`: it sends nothing more of it and answers no NACK for it."""
+
+    rendition: int
+    group: int
+
+
+def encode_gone(gone: LiveGone) -> bytes:
+    return _GONE.pack(LiveDatagramType.LIVE_GONE, gone.rendition, gone.group)
+
+
+def decode_gone(data: bytes) -> LiveGone:
+    if len(data) != LIVE_GONE_BYTES:
+        raise LiveDatagramError(f"LIVE_GONE is {len(data)} bytes, not {LIVE_GONE_BYTES}")
+    kind, rendition, group = _GONE.unpack(data)
+    if kind != LiveDatagramType.LIVE_GONE:
+        raise LiveDatagramError(f"datagram type {kind} is not LIVE_GONE (4)")
+    return LiveGone(rendition, group)
 
 
 class ChunkAssembly:

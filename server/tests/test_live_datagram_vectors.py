@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from pccstream import live_datagrams as ld
-from pccstream.live_datagrams import ChunkAssembly, LiveDatagramError, LiveNack
+from pccstream.live_datagrams import ChunkAssembly, LiveDatagramError, LiveGone, LiveNack
 from pccstream.paths import checkout_root
 
 _root = checkout_root()
@@ -98,7 +98,8 @@ def _invalid_datagrams(chunks: dict[str, dict[str, Any]]) -> list[dict[str, Any]
 
     cases = [
         ("shorter than the header", tiny[:20], "shorter"),
-        ("unknown type 4", patched(tiny, 0, b"\x04"), "type"),
+        ("unknown type 5", patched(tiny, 0, b"\x05"), "type"),
+        ("a LIVE_GONE type is no fragment", patched(tiny, 0, b"\x04"), "type"),
         ("a LIVE_NACK type on the server's direction", patched(tiny, 0, b"\x03"), "type"),
         ("data fragment index i >= n", patched(two, 27, b"\x00\x02"), "index"),
         ("parity fragment index p >= m", patched(patched(tiny, 0, b"\x02"), 27, b"\x00\x01"),
@@ -131,6 +132,23 @@ def _invalid_nacks() -> list[dict[str, Any]]:
             for name, data, text in cases]
 
 
+_GONES = [
+    ("group 7 of rendition 0", LiveGone(0, 7)),
+    ("largest rendition and group", LiveGone(0xFFFF, 0xFFFFFFFF)),
+]
+
+
+def _invalid_gones() -> list[dict[str, Any]]:
+    good = ld.encode_gone(_GONES[0][1])
+    cases = [
+        ("one byte short", good[:-1], "bytes"),
+        ("one byte long", good + b"\x00", "bytes"),
+        ("not type 4", b"\x03" + good[1:], "type"),
+    ]
+    return [{"name": name, "hex": data.hex(), "error_contains": text}
+            for name, data, text in cases]
+
+
 def build_vectors() -> dict[str, Any]:
     chunks = [_chunk_vector(spec) for spec in _CHUNKS]
     by_name = {c["name"]: c for c in chunks}
@@ -139,9 +157,10 @@ def build_vectors() -> dict[str, Any]:
         "description": "Live over datagrams (shared/PROTOCOL.md, 'Live over datagrams'): each "
                        "chunk's datagram payloads in sending order (data fragments, then "
                        "parity), recoveries after dropping datagrams (indices into "
-                       "datagrams_hex), LIVE_NACK encodings, and datagrams a receiver must "
-                       "refuse. Checked by server/tests/test_live_datagram_vectors.py (which "
-                       "also rebuilds this file) and by the web player's tests.",
+                       "datagrams_hex), LIVE_NACK and LIVE_GONE encodings, and datagrams a "
+                       "receiver must refuse. Checked by "
+                       "server/tests/test_live_datagram_vectors.py (which also rebuilds this "
+                       "file) and by the web player's tests.",
         "fragment_max": ld.LIVE_FRAGMENT_MAX,
         "header_bytes": ld.LIVE_DATAGRAM_HEADER_BYTES,
         "types": {t.name: int(t) for t in ld.LiveDatagramType},
@@ -159,6 +178,9 @@ def build_vectors() -> dict[str, Any]:
                   for name, nack in _NACKS],
         "invalid_datagrams": _invalid_datagrams(by_name),
         "invalid_nacks": _invalid_nacks(),
+        "gones": [{"name": name, "rendition": gone.rendition, "group": gone.group,
+                   "hex": ld.encode_gone(gone).hex()} for name, gone in _GONES],
+        "invalid_gones": _invalid_gones(),
     }
 
 
@@ -242,6 +264,19 @@ def test_nack_vectors(vector: dict[str, Any]) -> None:
 def test_invalid_datagram_vectors(vector: dict[str, Any]) -> None:
     with pytest.raises(LiveDatagramError, match=vector["error_contains"]):
         ld.decode_fragment(bytes.fromhex(vector["hex"]))
+
+
+@pytest.mark.parametrize("vector", VECTORS.get("gones", []), ids=lambda v: v["name"])
+def test_gone_vectors(vector: dict[str, Any]) -> None:
+    gone = LiveGone(vector["rendition"], vector["group"])
+    assert ld.encode_gone(gone).hex() == vector["hex"]
+    assert ld.decode_gone(bytes.fromhex(vector["hex"])) == gone
+
+
+@pytest.mark.parametrize("vector", VECTORS.get("invalid_gones", []), ids=lambda v: v["name"])
+def test_invalid_gone_vectors(vector: dict[str, Any]) -> None:
+    with pytest.raises(LiveDatagramError, match=vector["error_contains"]):
+        ld.decode_gone(bytes.fromhex(vector["hex"]))
 
 
 @pytest.mark.parametrize("vector", VECTORS.get("invalid_nacks", []), ids=lambda v: v["name"])

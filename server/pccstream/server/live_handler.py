@@ -140,6 +140,7 @@ class LiveHandler:
                 "live_nacks_received": c.nacks_received,
                 "live_fragments_retransmitted": c.fragments_retransmitted,
                 "live_nacks_ignored": c.nacks_ignored,
+                "live_gones_sent": c.gones_sent,
                 "live_fragments_dropped_unsent": c.fragments_dropped_unsent,
                 "live_datagrams_dropped": self.datagrams_dropped,
             })

@@ -8,7 +8,8 @@ more of it is sent ("send what is still useful").
 
 With `fec` set ("Live over datagrams") each chunk goes out as fragment datagrams
 (`pccstream.live_datagrams`); a superseded group's datagrams still queued are taken back, and
-the data fragments of the groups not yet superseded are kept to answer the viewer's NACKs.
+the data fragments of the groups not yet superseded are kept to answer the viewer's NACKs. The
+viewer learns that a group is superseded from a LIVE_GONE datagram (the stream path's reset).
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ _WT_ERROR_BASE = 0x52E4A40FA8DB
 
 # At most one log line this often about NACKs ignored (a viewer can send any number).
 NACK_LOG_INTERVAL_S = 60.0
+# Superseded groups remembered so a NACK for one is answered LIVE_GONE (a viewer gives a group
+# up `keep` after a newer one began, so only the last few can still be NACKed).
+GONE_MEMORY_GROUPS = 64
 
 
 def webtransport_error_code(code: int) -> int:
@@ -84,7 +88,8 @@ class LiveCounters:
     parity_sent: int = 0
     nacks_received: int = 0
     fragments_retransmitted: int = 0
-    nacks_ignored: int = 0  # malformed, or for a group, chunk or rendition not held
+    nacks_ignored: int = 0  # malformed, or for a group, chunk or rendition never held
+    gones_sent: int = 0  # LIVE_GONE: a group superseded with fragments unsent, or NACKed after
     fragments_dropped_unsent: int = 0  # queued fragments taken back at supersede
 
 
@@ -133,6 +138,8 @@ class LiveSubscription:
         self._schedule: list[tuple[int, int]] = [(self.start_group, self.rendition)]
         self._streams: dict[int, _GroupStream] = {}
         self._datagram_groups: dict[int, _DatagramGroup] = {}
+        # group → rendition of the last GONE_MEMORY_GROUPS superseded datagram groups
+        self._superseded: dict[int, int] = {}
         self._closed = False
         self._nack_logged_at = -math.inf
         self._started = False
@@ -297,17 +304,30 @@ class LiveSubscription:
         held = self._datagram_groups.pop(group, None)
         if held is None or self._closed:
             return
+        self._superseded[group] = held.rendition
+        if len(self._superseded) > GONE_MEMORY_GROUPS:
+            del self._superseded[min(self._superseded)]
         dropped = self.writer.drop_queued_datagrams(self.session_id, _datagram_of_group(group))
         if dropped:
             self.counters.fragments_dropped_unsent += dropped
             self.counters.groups_dropped += 1
             log.debug("session %d: group %d superseded, %d datagrams dropped unsent",
                       self.session_id, group, dropped)
+            # The viewer cannot complete it: say so now, as a reset does on streams, rather
+            # than let it NACK until it gives the group up.
+            self._send_gone(held.rendition, group)
+
+    def _send_gone(self, rendition: int, group: int) -> None:
+        gone = live_datagrams.encode_gone(live_datagrams.LiveGone(rendition, group))
+        self.writer.send_datagrams_first(self.session_id, [gone])
+        self.counters.gones_sent += 1
+        self.writer.flush()
 
     def on_nack(self, payload: bytes) -> None:
         """Send again, ahead of the queue and flagged, the data fragments a LIVE_NACK names
-        (every one of the chunk for n = 0); anything else is counted and dropped: a
-        datagram from the viewer must never raise into the connection."""
+        (every one of the chunk for n = 0), or LIVE_GONE for a group superseded; anything else
+        is counted and dropped: a datagram from the viewer must never raise into the
+        connection."""
         self.counters.nacks_received += 1
         try:
             nack = live_datagrams.decode_nack(payload)
@@ -315,6 +335,9 @@ class LiveSubscription:
             self._ignore_nack(str(exc))
             return
         held = self._datagram_groups.get(nack.group) if not self._closed else None
+        if held is None and not self._closed and self._superseded.get(nack.group) == nack.rendition:
+            self._send_gone(nack.rendition, nack.group)  # its LIVE_GONE was lost, or not sent
+            return
         if held is None or held.rendition != nack.rendition:
             self._ignore_nack(f"rendition {nack.rendition} group {nack.group} is not held "
                               f"(superseded, not sent, or another rendition)")

@@ -26,7 +26,12 @@ from pccstream.protocol import LIVE_EDGE, Kind, Request, Status
 from pccstream.server import stream_priority
 from pccstream.server.live import LiveChannel
 from pccstream.server.live_handler import LiveHandler
-from pccstream.server.live_subscription import LiveSubscription, webtransport_error_code
+from pccstream.server.live_subscription import (
+    GONE_MEMORY_GROUPS,
+    LiveSubscription,
+    _DatagramGroup,
+    webtransport_error_code,
+)
 from pccstream.wt_client import SessionRefused, WebTransportClient
 
 from ..media.helpers import quiet, requires_ffmpeg
@@ -260,7 +265,14 @@ def test_datagram_mode_sends_data_then_parity_per_chunk_and_no_stream(live_media
     asyncio.run(scenario())
 
 
-def test_superseded_groups_lose_their_queued_datagrams(live_media: Path) -> None:
+def _gones(datagrams: Sequence[bytes]) -> list[live_datagrams.LiveGone]:
+    return [live_datagrams.decode_gone(d) for d in datagrams
+            if d[0] == live_datagrams.LiveDatagramType.LIVE_GONE]
+
+
+def test_superseded_groups_lose_their_queued_datagrams_and_the_viewer_is_told(
+    live_media: Path,
+) -> None:
     async def scenario() -> None:
         channel = LiveChannel.open(live_media)
         channel.start()
@@ -268,15 +280,43 @@ def test_superseded_groups_lose_their_queued_datagrams(live_media: Path) -> None
         sub = LiveSubscription(channel, 0, writer, rendition=0, start_group=0, keep_s=0.1, fec=4)
         sub.start()
         await asyncio.sleep(1.15)  # groups 0 and 1 superseded (the fake never sends)
+        fragments = [d for d in writer.datagrams if live_datagrams.fragment_group(d) is not None]
+        assert {live_datagrams.fragment_group(d) for d in fragments} == {2}
+        assert sub.counters.groups_dropped == 2
+        assert sub.counters.fragments_dropped_unsent == sub.counters.datagrams_sent - len(fragments)
+        # Each LIVE_GONE went ahead of the queue: the newest supersede first.
+        assert _gones(list(writer.datagrams)[:2]) == [live_datagrams.LiveGone(0, 1),
+                                                      live_datagrams.LiveGone(0, 0)]
+        assert sub.counters.gones_sent == 2
+        # A NACK for a superseded group is answered LIVE_GONE again (the first may be lost) ...
+        writer.datagrams.clear()
+        sub.on_nack(live_datagrams.encode_nack(LiveNack(0, 0, 0, 0)))
+        assert _gones(writer.datagrams) == [live_datagrams.LiveGone(0, 0)]
+        assert sub.counters.nacks_ignored == 0
+        # ... but not for a rendition that group was not sent in.
+        sub.on_nack(live_datagrams.encode_nack(LiveNack(1, 0, 0, 0)))
+        assert sub.counters.nacks_ignored == 1 and sub.counters.gones_sent == 3
         sub.close()
         channel.close()
-        assert {h.group for h, _ in _fragments(writer.datagrams)} == {2}
-        assert sub.counters.groups_dropped == 2
-        assert sub.counters.fragments_dropped_unsent == (
-            sub.counters.datagrams_sent - len(writer.datagrams))
-        # gone: NACKs for it are ignored
-        sub.on_nack(live_datagrams.encode_nack(LiveNack(0, 0, 0, 0)))
-        assert sub.counters.nacks_ignored == 1
+
+    asyncio.run(scenario())
+
+
+def test_only_the_last_superseded_groups_are_remembered(live_media: Path) -> None:
+    async def scenario() -> None:
+        channel = LiveChannel.open(live_media)
+        writer = FakeWriter()
+        sub = LiveSubscription(channel, 0, writer, rendition=0, start_group=0, keep_s=0.1, fec=4)
+        last = GONE_MEMORY_GROUPS + 5
+        for group in range(last + 1):
+            sub._datagram_groups[group] = _DatagramGroup(0)
+            sub._supersede(group)
+        assert sub.counters.gones_sent == 0  # nothing was queued: nothing to tell at once
+        sub.on_nack(live_datagrams.encode_nack(LiveNack(0, last, 0, 0)))
+        sub.on_nack(live_datagrams.encode_nack(LiveNack(0, 0, 0, 0)))  # long forgotten
+        assert sub.counters.gones_sent == 1 and sub.counters.nacks_ignored == 1
+        sub.close()
+        channel.close()
 
     asyncio.run(scenario())
 

@@ -104,6 +104,8 @@ export interface LiveMetrics {
   fragmentsRetransmitted: number | null;
   /** Groups given up still incomplete `keep` (else `latency`) after a newer group began; groups the player cancelled are not counted. */
   fecGroupsGivenUp: number | null;
+  /** Groups the server said it superseded (LIVE_GONE) before they were complete here. */
+  fecGroupsSuperseded: number | null;
   /** Seeks forward by the player: skips to lower the latency, and jumps over gaps. */
   liveSeeks: number | null;
   /** video.playbackRate now. */

@@ -8,9 +8,11 @@ import {
   ProtocolError,
   bytesToHex,
   decodeLiveFragment,
+  decodeLiveGone,
   decodeLiveNack,
   encodeChunkDatagrams,
   encodeLiveFragment,
+  encodeLiveGone,
   encodeLiveNack,
   hexToBytes,
   type LiveFragment,
@@ -46,7 +48,7 @@ describe('live datagram vectors (shared/vectors/live-datagrams.json)', () => {
     expect(vectors.fragment_max).toBe(LIVE_FRAGMENT_MAX);
     expect(vectors.header_bytes).toBe(LIVE_DATAGRAM_HEADER_BYTES);
     expect(vectors.types).toEqual(LiveDatagramType);
-    for (const key of ['chunks', 'recoveries', 'nacks', 'invalid_datagrams'] as const) expect(vectors[key].length).toBeGreaterThan(0);
+    for (const key of ['chunks', 'recoveries', 'nacks', 'invalid_datagrams', 'gones', 'invalid_gones'] as const) expect(vectors[key].length).toBeGreaterThan(0);
   });
 
   describe.each(vectors.chunks)('chunk $name', (vector) => {
@@ -120,6 +122,22 @@ describe('live datagram vectors (shared/vectors/live-datagrams.json)', () => {
   describe.each(vectors.invalid_nacks)('invalid nack $name', (vector) => {
     it(`is refused: ${vector.error_contains}`, () => {
       const decode = (): unknown => decodeLiveNack(hexToBytes(vector.hex));
+      expect(decode).toThrow(ProtocolError);
+      expect(decode).toThrow(vector.error_contains);
+    });
+  });
+
+  describe.each(vectors.gones)('gone $name', (vector) => {
+    it('encodes to the hex and decodes back', () => {
+      const gone = { rendition: vector.rendition, group: vector.group };
+      expect(bytesToHex(encodeLiveGone(gone))).toBe(vector.hex);
+      expect(decodeLiveGone(hexToBytes(vector.hex))).toEqual(gone);
+    });
+  });
+
+  describe.each(vectors.invalid_gones)('invalid gone $name', (vector) => {
+    it(`is refused: ${vector.error_contains}`, () => {
+      const decode = (): unknown => decodeLiveGone(hexToBytes(vector.hex));
       expect(decode).toThrow(ProtocolError);
       expect(decode).toThrow(vector.error_contains);
     });

@@ -1,7 +1,7 @@
 /**
  * Live over datagrams (shared/PROTOCOL.md "Live over datagrams (`live.fec=K`)"): the LIVE_DATA
- * and LIVE_PARITY fragments the server sends, the LIVE_NACK the viewer answers with, and the
- * per-chunk reassembly (XOR parity repair). The encoder side (`fragmentChunk`) is for tests and
+ * and LIVE_PARITY fragments the server sends, the LIVE_NACK the viewer answers with, the
+ * server's LIVE_GONE (a group superseded), and the per-chunk reassembly (XOR parity repair). The encoder side (`fragmentChunk`) is for tests and
  * the shared vectors; the server writes the real datagrams.
  */
 
@@ -14,11 +14,14 @@ export const LIVE_FRAGMENT_MAX = 1024;
 export const LIVE_DATAGRAM_HEADER_BYTES = 33;
 /** Bytes of a LIVE_NACK before its bitmap. */
 export const LIVE_NACK_HEADER_BYTES = 11;
+/** Bytes of a LIVE_GONE. */
+export const LIVE_GONE_BYTES = 7;
 
 export const LiveDatagramType = {
   LIVE_DATA: 1,
   LIVE_PARITY: 2,
   LIVE_NACK: 3,
+  LIVE_GONE: 4,
 } as const;
 
 /** Flags bit 0: a LIVE_DATA sent again for a NACK. */
@@ -59,6 +62,12 @@ export interface LiveNack {
   dataFragments: number;
   /** Missing data fragment indices (each < dataFragments). */
   missing: readonly number[];
+}
+
+/** The server superseded this group: nothing more of it comes, and NACKs for it are not answered. */
+export interface LiveGone {
+  rendition: number;
+  group: number;
 }
 
 /** n for a chunk of `length` bytes. */
@@ -265,6 +274,23 @@ export function decodeLiveNack(bytes: Uint8Array): LiveNack {
     missing.push(i);
   }
   return { rendition: view.getUint16(1), group: view.getUint32(3), chunkIndex: view.getUint16(7), dataFragments: n, missing };
+}
+
+/** A LIVE_GONE's bytes (tests and fakes; the server sends these). */
+export function encodeLiveGone(gone: LiveGone): Uint8Array<ArrayBuffer> {
+  const out = new Uint8Array(LIVE_GONE_BYTES);
+  const view = new DataView(out.buffer);
+  view.setUint8(0, LiveDatagramType.LIVE_GONE);
+  view.setUint16(1, gone.rendition);
+  view.setUint32(3, gone.group);
+  return out;
+}
+
+export function decodeLiveGone(bytes: Uint8Array): LiveGone {
+  if (bytes.length !== LIVE_GONE_BYTES) throw new ProtocolError(`LIVE_GONE is ${bytes.length} bytes, not ${LIVE_GONE_BYTES}`);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
+  if (view.getUint8(0) !== LiveDatagramType.LIVE_GONE) throw new ProtocolError(`LIVE_GONE has type ${view.getUint8(0)}, expected ${LiveDatagramType.LIVE_GONE}`);
+  return { rendition: view.getUint16(1), group: view.getUint32(3) };
 }
 
 /** What adding one fragment did. */

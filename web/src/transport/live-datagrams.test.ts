@@ -4,6 +4,7 @@ import {
   bytesToHex,
   decodeLiveNack,
   encodeLiveFragment,
+  encodeLiveGone,
   encodeLiveGroup,
   fragmentChunk,
   type LiveFragment,
@@ -165,7 +166,7 @@ describe('LiveDatagramAssembler', () => {
     expect(parser.header).toEqual(g.header);
     clock.advance(1000);
     expect(nacks).toEqual([]);
-    expect(assembler.counters).toEqual({ fecRecovered: 0, nacksSent: 0, fragmentsRetransmitted: 0, fecGroupsGivenUp: 0, malformed: 0 });
+    expect(assembler.counters).toEqual({ fecRecovered: 0, nacksSent: 0, fragmentsRetransmitted: 0, fecGroupsGivenUp: 0, fecGroupsSuperseded: 0, malformed: 0 });
     expect(assembler.activeGroups).toBe(0);
   });
 
@@ -293,6 +294,49 @@ describe('LiveDatagramAssembler', () => {
     feed(g6, 1);
     await settle();
     expect(streams[1]?.hex).toBe(streamHex(g6));
+  });
+
+  it('ends a group at once, without more NACKs, when the server says it superseded it (LIVE_GONE)', async () => {
+    const { assembler, streams, nacks, feed, clock } = setup(300);
+    const g5 = makeGroup(5, 0, 2);
+    feed(g5, 0);
+    feed(g5, 1, (f) => f.kind === 'data'); // the rest of the group was taken back unsent
+    clock.advance(OVERDUE_MS);
+    expect(nacks).toHaveLength(1);
+    assembler.receive(encodeLiveGone({ rendition: 0, group: 5 }));
+    await settle();
+    expect(streams[0]?.error).toBeInstanceOf(LiveGroupGivenUp);
+    expect(String(streams[0]?.error)).toMatch(/group 5 superseded by the server.*chunks 1 missing/);
+    expect(assembler.counters).toMatchObject({ fecGroupsSuperseded: 1, fecGroupsGivenUp: 0, malformed: 0 });
+    clock.advance(1000);
+    expect(nacks).toHaveLength(1);
+    // Its late datagrams and a second LIVE_GONE (an answer to a NACK) change nothing.
+    assembler.receive(dataFragment(g5, 1, 0, true));
+    assembler.receive(encodeLiveGone({ rendition: 0, group: 5 }));
+    expect(streams).toHaveLength(1);
+    expect(assembler.counters).toMatchObject({ fecGroupsSuperseded: 1, malformed: 0 });
+  });
+
+  it('ignores every later datagram of a group gone before any of it arrived', async () => {
+    const { assembler, streams, feed } = setup(300);
+    assembler.receive(encodeLiveGone({ rendition: 0, group: 7 }));
+    assembler.receive(encodeLiveGone({ rendition: 0, group: 7 }));
+    expect(assembler.counters.fecGroupsSuperseded).toBe(1);
+    feed(makeGroup(7, 0, 1), 0);
+    expect(streams).toHaveLength(0);
+    const g8 = makeGroup(8, 0, 1);
+    feed(g8, 0);
+    await settle();
+    expect(streams[0]?.hex).toBe(streamHex(g8));
+  });
+
+  it('counts a LIVE_GONE of the wrong length, or for another rendition, as malformed', () => {
+    const { assembler, feed } = setup(300);
+    feed(makeGroup(5, 0, 2), 0);
+    assembler.receive(encodeLiveGone({ rendition: 0, group: 5 }).subarray(0, 6));
+    assembler.receive(encodeLiveGone({ rendition: 1, group: 5 }));
+    expect(assembler.counters).toMatchObject({ malformed: 2, fecGroupsSuperseded: 0 });
+    expect(assembler.activeGroups).toBe(1);
   });
 
   it('stops NACKing a group the player cancels', async () => {

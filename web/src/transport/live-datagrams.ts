@@ -10,16 +10,20 @@
  * incomplete is NACKed, and NACKed again every max(MIN_RENACK_MS, RENACK_FACTOR × the last
  * NACK → repair time) while it is missing. A group still incomplete `keepMs` after a newer
  * group's first datagram is given up: its stream errors, as a stream the server resets does.
+ * So does a group the server says it superseded (LIVE_GONE), at once.
  * Clock and timers are injected so the tests are deterministic.
  */
 
 import {
   LiveChunkReassembler,
+  LiveDatagramType,
   decodeLiveFragment,
+  decodeLiveGone,
   encodeLiveChunk,
   encodeLiveGroupHeader,
   encodeLiveNack,
   type LiveFragment,
+  type LiveGone,
   type LiveGroupHeader,
 } from '../protocol';
 import type { LiveGroupStream } from './unistreams';
@@ -39,12 +43,14 @@ export interface LiveDatagramCounters {
   fragmentsRetransmitted: number;
   /** Groups given up `keepMs` after a newer group began (not those the player cancelled). */
   fecGroupsGivenUp: number;
+  /** Groups the server said it superseded (LIVE_GONE) before they were complete here. */
+  fecGroupsSuperseded: number;
   /** Datagrams dropped because their fields disagree (with themselves, their group or chunk). */
   malformed: number;
 }
 
 export function newLiveDatagramCounters(): LiveDatagramCounters {
-  return { fecRecovered: 0, nacksSent: 0, fragmentsRetransmitted: 0, fecGroupsGivenUp: 0, malformed: 0 };
+  return { fecRecovered: 0, nacksSent: 0, fragmentsRetransmitted: 0, fecGroupsGivenUp: 0, fecGroupsSuperseded: 0, malformed: 0 };
 }
 
 /** The assembler's clock: ms on any monotonic clock, and one-shot timers. */
@@ -118,6 +124,8 @@ export class LiveDatagramAssembler {
   private newest: { group: number; firstMs: number } | null = null;
   /** Groups up to this one that have no state are finished (closed, given up or cancelled). */
   private finishedUpTo = -1;
+  /** Groups above `finishedUpTo` the server said are gone before any datagram of theirs came. */
+  private readonly goneUnseen = new Set<number>();
   /** The last NACK → repair time measured, ms. */
   private lastRepairMs: number | null = null;
   private closedReason: string | null = null;
@@ -135,6 +143,10 @@ export class LiveDatagramAssembler {
   /** One datagram's payload. Never throws: a malformed datagram is counted and dropped. */
   receive(bytes: Uint8Array): void {
     if (this.closedReason !== null) return;
+    if (bytes[0] === LiveDatagramType.LIVE_GONE) {
+      this.receiveGone(bytes);
+      return;
+    }
     let fragment: LiveFragment;
     try {
       fragment = decodeLiveFragment(bytes);
@@ -173,6 +185,38 @@ export class LiveDatagramAssembler {
     }
   }
 
+  private receiveGone(bytes: Uint8Array): void {
+    let gone: LiveGone;
+    try {
+      gone = decodeLiveGone(bytes);
+    } catch {
+      this.counters.malformed += 1;
+      return;
+    }
+    const state = this.groups.get(gone.group);
+    if (state === undefined) {
+      // Not seen yet (every datagram of it was taken back unsent), or over here already.
+      if (gone.group > this.finishedUpTo && !this.goneUnseen.has(gone.group)) {
+        this.goneUnseen.add(gone.group);
+        this.counters.fecGroupsSuperseded += 1;
+      }
+      return;
+    }
+    if (gone.rendition !== state.header.rendition) {
+      this.counters.malformed += 1;
+      return;
+    }
+    this.counters.fecGroupsSuperseded += 1;
+    this.endIncomplete(state, 'superseded by the server');
+  }
+
+  /** End `state`'s stream in a LiveGroupGivenUp naming its missing chunks. */
+  private endIncomplete(state: GroupState, why: string): void {
+    const missing = [...state.slots.values()].filter((s) => s.framed === null).map((s) => s.index);
+    this.finish(state);
+    state.controller.error(new LiveGroupGivenUp(`group ${state.header.group} ${why} (chunks ${missing.join(', ')} missing)`));
+  }
+
   /** Check `slot` in `ms`: overdue if no datagram of it came for OVERDUE_MS, else check again then. */
   private armOverdue(state: GroupState, slot: ChunkSlot, ms: number): void {
     slot.cancelOverdue = this.clock.schedule(() => {
@@ -205,7 +249,7 @@ export class LiveDatagramAssembler {
       }
       return existing;
     }
-    if (fragment.group <= this.finishedUpTo) return null; // late: a retransmission or leftovers
+    if (fragment.group <= this.finishedUpTo || this.goneUnseen.has(fragment.group)) return null; // late: a retransmission or leftovers
     const header: LiveGroupHeader = { rendition: fragment.rendition, group: fragment.group, captureUs: fragment.captureUs };
     const opened: { controller?: ReadableStreamDefaultController<Uint8Array> } = {};
     const stream = new ReadableStream<Uint8Array>({
@@ -278,11 +322,7 @@ export class LiveDatagramAssembler {
       state.cancelGiveUp = null;
       if (this.groups.get(state.header.group) !== state) return;
       this.counters.fecGroupsGivenUp += 1;
-      const missing = [...state.slots.values()].filter((s) => s.framed === null).map((s) => s.index);
-      this.finish(state);
-      state.controller.error(
-        new LiveGroupGivenUp(`group ${state.header.group} given up: incomplete ${this.options.keepMs} ms after a newer group began (chunks ${missing.join(', ')} missing)`),
-      );
+      this.endIncomplete(state, `given up: incomplete ${this.options.keepMs} ms after a newer group began`);
     }, giveUpInMs);
     for (let i = state.nextEmit; i < state.chunksInGroup; i++) this.makeOverdue(state, this.slotFor(state, i));
   }
@@ -334,5 +374,6 @@ export class LiveDatagramAssembler {
     state.cancelGiveUp = null;
     for (const slot of state.slots.values()) this.stopTimers(slot);
     this.finishedUpTo = Math.max(this.finishedUpTo, state.header.group);
+    for (const group of this.goneUnseen) if (group <= this.finishedUpTo) this.goneUnseen.delete(group);
   }
 }

@@ -33,6 +33,7 @@ const base = {
   nacksSent: null,
   fragmentsRetransmitted: null,
   fecGroupsGivenUp: null,
+  fecGroupsSuperseded: null,
   liveSeeks: null,
   playbackRate: 1,
 } as unknown as Metrics;
@@ -54,10 +55,10 @@ describe('MetricsPanel liveRows', () => {
     expect(rows['playbackRate']).toBe('1.020');
   });
   it('shows the datagram counters only with fec', () => {
-    const key = 'datagrams: FEC rebuilt / NACKs / retransmitted / given up';
+    const key = 'datagrams: FEC rebuilt / NACKs / retransmitted / given up / gone';
     expect(Object.fromEntries(liveRows({ ...base, mode: 'live' }))[key]).toBeUndefined();
-    const rows = Object.fromEntries(liveRows({ ...base, mode: 'live', fecRecovered: 12, nacksSent: 3, fragmentsRetransmitted: 4, fecGroupsGivenUp: 0 }));
-    expect(rows[key]).toBe('12 / 3 / 4 / 0');
+    const rows = Object.fromEntries(liveRows({ ...base, mode: 'live', fecRecovered: 12, nacksSent: 3, fragmentsRetransmitted: 4, fecGroupsGivenUp: 0, fecGroupsSuperseded: 1 }));
+    expect(rows[key]).toBe('12 / 3 / 4 / 0 / 1');
   });
   it('shows a dash before the first frame', () => {
     const rows = Object.fromEntries(liveRows({ ...base, mode: 'live' }));

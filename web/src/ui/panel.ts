@@ -28,7 +28,7 @@ export function liveRows(m: Metrics): [string, string][] {
     ['groups received / dropped', `${count(m.groupsReceived)} / ${count(m.groupsDropped)}`],
     ...(m.fecRecovered === null
       ? []
-      : ([['datagrams: FEC rebuilt / NACKs / retransmitted / given up', [m.fecRecovered, m.nacksSent, m.fragmentsRetransmitted, m.fecGroupsGivenUp].map(count).join(' / ')]] as [string, string][])),
+      : ([['datagrams: FEC rebuilt / NACKs / retransmitted / given up / gone', [m.fecRecovered, m.nacksSent, m.fragmentsRetransmitted, m.fecGroupsGivenUp, m.fecGroupsSuperseded].map(count).join(' / ')]] as [string, string][])),
     ['live seeks', count(m.liveSeeks)],
     ['playbackRate', fmt(m.playbackRate, 3)],
   ];
