@@ -9,6 +9,12 @@ latency <= WebRTC's, and its stall count <= WebRTC's freeze count. Beside them t
 player's freezes counted by WebRTC's own rule (webrtc-stats freezeCount, from its rendered frame
 times: like for like with WebRTC's; our stall, under one frame buffered, is stricter), each
 arm's picture height (the resolution it chose) and mean bitrate.
+
+Under the blocks, one row per scenario and arm over every block of the databases given: how
+many blocks meet each target, and the mean paired p95 difference (arm − WebRTC) with its 95 %
+bootstrap CI (seeded), so campaigns pool into one verdict instead of one coin toss per block.
+Blocks where either run was flagged CPU-starved are counted beside it. `--json` prints
+`{"blocks": [...], "summary": [...]}`.
 """
 
 from __future__ import annotations
@@ -19,12 +25,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..ab.stats import bootstrap_ci
 from ..ab.store import open_store
 from ..cli_conventions import add_json, run_command
 from ..errors import UserError
 
 WEBRTC_ARM = "webrtc"
-COLUMNS = ("latency_p95_ms", "stall_count", "freeze_count", "frame_height", "mean_bitrate_kbps")
+COLUMNS = ("latency_p95_ms", "stall_count", "freeze_count", "frame_height", "mean_bitrate_kbps",
+           "cpu_starved")
 
 
 def blocks(db: Path) -> list[dict[str, Any]]:
@@ -94,6 +102,48 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per (scenario, arm), over the blocks where both arms ran: targets met, and the mean
+    paired p95 difference in ms (arm − WebRTC) with a 95 % bootstrap CI."""
+    pooled: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        if row["live"] and row[WEBRTC_ARM]:
+            pooled.setdefault((row["scenario"], row["arm"]), []).append(row)
+    out: list[dict[str, Any]] = []
+    for (scenario, arm), group in pooled.items():
+        diffs = [r["live"]["latency_p95_ms"] - r[WEBRTC_ARM]["latency_p95_ms"] for r in group
+                 if r["live"]["latency_p95_ms"] is not None
+                 and r[WEBRTC_ARM]["latency_p95_ms"] is not None]
+        ci = bootstrap_ci(diffs)
+        out.append({
+            "scenario": scenario, "arm": arm, "blocks": len(group),
+            "latency_ok": sum(1 for r in group if r.get("latency_ok")),
+            "stalls_ok": sum(1 for r in group if r.get("stalls_ok")),
+            "both_ok": sum(1 for r in group if r.get("latency_ok") and r.get("stalls_ok")),
+            "p95_difference_ms": ci.value, "p95_difference_low_ms": ci.low,
+            "p95_difference_high_ms": ci.high,
+            "cpu_starved_blocks": sum(1 for r in group
+                                      if r["live"].get("cpu_starved") or
+                                      r[WEBRTC_ARM].get("cpu_starved")),
+        })
+    return out
+
+
+def summary_markdown(summary_rows: list[dict[str, Any]]) -> str:
+    lines = ["| scenario | arm | blocks | p95 ≤ WebRTC | stalls ≤ freezes | both | "
+             "p95 arm − WebRTC, mean (95 % CI), ms | blocks with a CPU-starved run |",
+             "|" + " --- |" * 8]
+    for row in summary_rows:
+        low, high = row["p95_difference_low_ms"], row["p95_difference_high_ms"]
+        ci = "" if low is None or high is None else f" ({low:+.1f} … {high:+.1f})"
+        point = row["p95_difference_ms"]
+        lines.append(
+            f"| {row['scenario']} | {row['arm']} | {row['blocks']} | {row['latency_ok']} | "
+            f"{row['stalls_ok']} | {row['both_ok']} | "
+            f"{'—' if point is None else f'{point:+.1f}'}{ci} | {row['cpu_starved_blocks']} |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pccstream.bench.live_abr",
                                      description=__doc__.splitlines()[0] if __doc__ else None)
@@ -108,7 +158,11 @@ def _print_blocks(args: argparse.Namespace) -> int:
     if not rows:
         raise UserError("no live experiment with a webrtc arm and a live arm in "
                         + ", ".join(str(db) for db in args.dbs))
-    sys.stdout.write(json.dumps(rows, indent=2) + "\n" if args.json else markdown(rows))
+    pooled = summary(rows)
+    if args.json:
+        sys.stdout.write(json.dumps({"blocks": rows, "summary": pooled}, indent=2) + "\n")
+    else:
+        sys.stdout.write(markdown(rows) + "\n" + summary_markdown(pooled))
     return 0
 
 

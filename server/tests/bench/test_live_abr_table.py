@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,25 @@ def test_the_table_pairs_vivace_and_webrtc_by_block(tmp_path: Path) -> None:
     assert "| vivace | 200.0 / 180.0 | **no** | 1 / 2 | yes | 0 / 2 | yes | 720 / 540 |" in text
     assert rows[0]["freezes_ok"] is True
     assert "live ABR up to 2500 kbit/s, target 300 ms" in text
+
+
+def test_the_summary_pools_blocks_with_a_paired_ci(tmp_path: Path, capsys) -> None:
+    db = tmp_path / "live.sqlite"
+    with Store(db) as store:
+        progress = Progress(len(schedule(DESIGN)), 0, 1.0, stream=io.StringIO())
+        asyncio.run(run_experiment(store, DESIGN, Runner(), progress=progress))
+    [row] = live_abr.summary(live_abr.blocks(db))
+    # p95 200 against 180 and 220: +20 and −20 ms.
+    assert (row["arm"], row["blocks"], row["latency_ok"], row["stalls_ok"], row["both_ok"]) == (
+        "vivace", 2, 1, 2, 1)
+    assert row["p95_difference_ms"] == 0.0
+    assert row["p95_difference_low_ms"] == -20.0 and row["p95_difference_high_ms"] == 20.0
+    assert row["cpu_starved_blocks"] == 0
+    assert live_abr.main([str(db), "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["summary"] == [row] and len(printed["blocks"]) == 2
+    assert live_abr.main([str(db)]) == 0
+    assert "| vivace | 2 | 1 | 2 | 1 | +0.0 (-20.0 … +20.0) | 0 |" in capsys.readouterr().out
 
 
 def test_no_live_experiment_is_one_clear_line(tmp_path: Path, capsys) -> None:
