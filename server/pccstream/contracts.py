@@ -23,6 +23,8 @@ CONTRACT: dict[str, Any] = json.loads(CONTRACT_FILE.read_text())
 MAX_LIVE_KEEP_MS: int = CONTRACT["limits"]["live_keep_ms_max"]
 # live.fec=K bound: data fragments per parity fragment (shared/PROTOCOL.md).
 MAX_LIVE_FEC: int = CONTRACT["limits"]["live_fec_max"]
+# live.fec=auto: the most parity it sends is one per this many data fragments.
+AUTO_FEC_MAX_K: int = CONTRACT["limits"]["live_fec_auto_max"]
 
 PAGE_PARAMETERS: dict[str, frozenset[str]] = {
     page: frozenset(spec["parameters"]) for page, spec in CONTRACT["pages"].items()

@@ -12,6 +12,9 @@ export const MAX_LIVE_KEEP_MS: number = contract.limits.live_keep_ms_max;
 /** `live.fec` bound (shared/PROTOCOL.md "Live over datagrams"): the player's `fec` and the session's parameter. */
 export const MAX_LIVE_FEC: number = contract.limits.live_fec_max;
 
+/** `live.fec=auto`: the most parity it sends is one per this many data fragments. */
+export const AUTO_FEC_MAX_K: number = contract.limits.live_fec_auto_max;
+
 /** The parameters a page reads (forwarded prefixes aside). */
 export function pageParameters(page: PageName): ReadonlySet<string> {
   return new Set(contract.pages[page].parameters);

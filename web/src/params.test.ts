@@ -97,6 +97,10 @@ describe('parseParams', () => {
     expect(parsed.params.live?.fec).toBe(0);
     expect(parsed.params.forwarded).toEqual([['live.fec', '0']]);
     expect(parseParams(`?mode=live&fec=${MAX_LIVE_FEC}`).params.live?.fec).toBe(64);
+    parsed = parseParams('?mode=live&fec=auto');
+    expect(parsed.errors).toEqual([]);
+    expect(parsed.params.live?.fec).toBe('auto');
+    expect(parsed.params.forwarded).toEqual([['live.fec', 'auto']]);
     // Without fec the groups come on streams: nothing is forwarded and the field is absent.
     expect(parseParams('?mode=live').params.live).not.toHaveProperty('fec');
   });
@@ -121,6 +125,7 @@ describe('parseParams', () => {
     ['?mode=live&fec=65', /fec: expected/],
     ['?mode=live&fec=1.5', /fec: expected/],
     ['?mode=live&fec=', /fec: expected/],
+    ['?mode=live&fec=AUTO', /fec: expected .* or auto/],
     ['?mode=abr&fec=4', /fec only applies to mode=live/],
     ['?mode=live&rendition=', /rendition: empty/],
     ['?mode=live&rendition=1&bitrate=800', /rendition or bitrate, not both/],

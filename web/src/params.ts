@@ -41,10 +41,11 @@ export interface LiveParams {
   abr: boolean;
   /**
    * `fec=K`: groups as datagrams with one parity fragment per K data fragments (0: NACKs only),
-   * forwarded as the session parameter `live.fec`. Absent (not null, so parsed parameters
+   * or `fec=auto`: parity only while the connection loses packets, as much as its loss rate
+   * asks for (at most one per AUTO_FEC_MAX_K); forwarded as the session parameter `live.fec`. Absent (not null, so parsed parameters
    * without it compare equal to the contract's vectors): groups on streams.
    */
-  fec?: number;
+  fec?: number | 'auto';
 }
 
 export interface PlayerParams {
@@ -257,10 +258,12 @@ function parseLiveParams(query: URLSearchParams, errors: string[]): LiveParams {
     }
   }
   const fec = query.get('fec');
-  if (fec !== null) {
+  if (fec === 'auto') {
+    live.fec = 'auto';
+  } else if (fec !== null) {
     const value = /^\d+$/.test(fec.trim()) ? Number(fec) : NaN;
     if (!(value >= 0 && value <= MAX_LIVE_FEC)) {
-      errors.push(`fec: expected data fragments per parity fragment, a whole number in [0, ${MAX_LIVE_FEC}] (0: no parity, NACKs only), got ${JSON.stringify(fec)}`);
+      errors.push(`fec: expected data fragments per parity fragment, a whole number in [0, ${MAX_LIVE_FEC}] (0: no parity, NACKs only) or auto, got ${JSON.stringify(fec)}`);
     } else {
       live.fec = value;
     }

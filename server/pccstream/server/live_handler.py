@@ -13,6 +13,7 @@ from typing import Any
 from pccstream import live_datagrams, protocol
 from pccstream.protocol import Kind, ProtocolError, Request, Status
 from pccstream.server.live import LiveChannel
+from pccstream.server.live_parity import LiveFec, LossCounts
 from pccstream.server.live_subscription import (
     NACK_LOG_INTERVAL_S,
     GroupWriter,
@@ -27,16 +28,18 @@ LIVE_KINDS = (Kind.LIVE_INFO, Kind.LIVE_INIT, Kind.SUBSCRIBE)
 class LiveHandler:
     """`live` None: a server without a live channel (every live request is UNAVAILABLE).
     `keep_s`: how long a group's unsent data stays worth sending (None: one group).
-    `fec`: live.fec=K, groups as datagrams (None: on streams)."""
+    `fec`: live.fec=K or "auto", groups as datagrams (None: on streams); `loss_counts`: the
+    connection's (bytes sent, bytes lost), which "auto" follows."""
 
     def __init__(self, *, live: LiveChannel | None, session_id: int, writer: GroupWriter,
                  keep_s: float | None, on_media_bytes: Callable[[int], None],
-                 fec: int | None = None) -> None:
+                 fec: LiveFec | None = None, loss_counts: LossCounts | None = None) -> None:
         self.live = live
         self.session_id = session_id
         self.writer = writer
         self.keep_s = keep_s
-        self.fec = fec
+        self.fec: LiveFec | None = fec
+        self.loss_counts = loss_counts
         self.on_media_bytes = on_media_bytes
         self.subscription: LiveSubscription | None = None
         # Datagrams from the viewer that are no NACK for a datagram subscription.
@@ -90,6 +93,7 @@ class LiveHandler:
                 keep_s=keep,
                 on_media_bytes=self.on_media_bytes,
                 fec=self.fec,
+                loss_counts=self.loss_counts,
             )
             start = wanted
         return json.dumps({"start_group": start, "rendition": request.rendition}).encode()
@@ -135,6 +139,8 @@ class LiveHandler:
         if sub.fec is not None:
             info.update({
                 "live_fec": sub.fec,
+                "live_parity_k": c.parity_k,
+                "live_parity_changes": c.parity_changes,
                 "live_datagrams_sent": c.datagrams_sent,
                 "live_parity_sent": c.parity_sent,
                 "live_nacks_received": c.nacks_received,

@@ -1,5 +1,5 @@
 """One viewer's subscription to the live channel: a WebTransport stream per group, or
-datagrams with XOR parity (`live.fec=K`).
+datagrams with XOR parity (`live.fec=K`, or `auto`: parity that follows the loss).
 
 Rules (shared/PROTOCOL.md, "Live"): each group goes on its own unidirectional stream, newer
 groups are served first (stream priority = group sequence), and a group whose data is still
@@ -24,6 +24,7 @@ from typing import Protocol
 
 from pccstream import live_datagrams, protocol
 from pccstream.server.live import LiveChannel
+from pccstream.server.live_parity import LiveFec, LossCounts, parity_policy
 
 log = logging.getLogger("pccstream.live")
 
@@ -90,6 +91,8 @@ class LiveCounters:
     fragments_retransmitted: int = 0
     nacks_ignored: int = 0  # malformed, or for a group, chunk or rendition never held
     gones_sent: int = 0  # LIVE_GONE: a group superseded with fragments unsent, or NACKed after
+    parity_k: int = 0  # data fragments per parity fragment of the latest chunk (0: none)
+    parity_changes: int = 0  # times that K changed (live.fec=auto)
     fragments_dropped_unsent: int = 0  # queued fragments taken back at supersede
 
 
@@ -127,8 +130,10 @@ class LiveSubscription:
     keep_s: float
     counters: LiveCounters = field(default_factory=LiveCounters)
     # live.fec=K: groups as datagrams with one parity fragment per K data fragments of a chunk
-    # (0: no parity, NACKs only); None: a stream per group.
-    fec: int | None = None
+    # (0: no parity, NACKs only), or "auto" (K from the loss); None: a stream per group.
+    fec: LiveFec | None = None
+    # The connection's (bytes sent, bytes lost), which live.fec=auto follows.
+    loss_counts: LossCounts | None = None
     # Told the size of every chunk sent (the session's media byte counter).
     on_media_bytes: Callable[[int], None] | None = None
 
@@ -143,6 +148,7 @@ class LiveSubscription:
         self._closed = False
         self._nack_logged_at = -math.inf
         self._started = False
+        self._parity = parity_policy(self.fec, self.loss_counts) if self.fec is not None else None
 
     # --- ChunkSink ----------------------------------------------------------------------------
 
@@ -267,7 +273,7 @@ class LiveSubscription:
     # --- datagrams (live.fec) -------------------------------------------------------------
 
     def _send_datagrams(self, group: int, rendition: int, chunk_index: int, final: bool) -> None:
-        assert self.fec is not None
+        assert self._parity is not None
         held = self._datagram_groups.get(group)
         if held is None:
             held = self._datagram_groups[group] = _DatagramGroup(rendition)
@@ -276,12 +282,17 @@ class LiveSubscription:
             return
         chunk, data = self.channel.chunk_bytes(held.rendition, group, chunk_index)
         first_frame = group * self.channel.frames_per_group
+        k = self._parity.k(self._loop.time())
+        if k != self.counters.parity_k:
+            self.counters.parity_changes += 1
+            log.debug("session %d: parity K %d -> %d", self.session_id, self.counters.parity_k, k)
+            self.counters.parity_k = k
         try:
             datagrams = live_datagrams.fragment_chunk(
                 rendition=held.rendition, group=group,
                 capture_us=self.channel.capture_us(first_frame), chunk_index=chunk_index,
                 chunks_in_group=len(self.channel.chunks(held.rendition, group)),
-                first_frame=chunk.first_frame, frames=chunk.frames, chunk=data, k=self.fec)
+                first_frame=chunk.first_frame, frames=chunk.frames, chunk=data, k=k)
         except live_datagrams.LiveDatagramError as exc:
             # Over the wire format's 16 MiB: the viewer NACKs it in vain, and gives the
             # group up like a superseded one.

@@ -21,6 +21,7 @@ from pccstream import __version__, protocol
 from pccstream.protocol import Kind, ProtocolError, Request, Status
 from pccstream.server.live import LiveChannel
 from pccstream.server.live_handler import LIVE_KINDS, LiveHandler
+from pccstream.server.live_parity import LiveFec, LossCounts
 from pccstream.server.live_subscription import (
     GroupWriter,
     LiveSubscription,
@@ -89,8 +90,10 @@ class ViewerSession:
     telemetry_encoding: str = "json"
     live: LiveChannel | None = None
     live_keep_s: float | None = None
-    # live.fec=K: live groups as datagrams with XOR parity (None: on streams).
-    live_fec: int | None = None
+    # live.fec=K or "auto": live groups as datagrams with XOR parity (None: on streams).
+    live_fec: LiveFec | None = None
+    # The connection's (bytes sent, bytes lost) so far: live.fec=auto follows it.
+    loss_counts: LossCounts | None = None
     # (rendition, segment) whose init and segment responses start with the session (vod.first).
     vod_first: tuple[int, int] | None = None
     # vod.manifest=1: the manifest is pushed at session start (startRendition=abr needs it first).
@@ -118,7 +121,7 @@ class ViewerSession:
         self.live_handler = LiveHandler(
             live=self.live, session_id=self.session_id, writer=self.writer,
             keep_s=self.live_keep_s, on_media_bytes=self._count_media_bytes,
-            fec=self.live_fec)
+            fec=self.live_fec, loss_counts=self.loss_counts)
 
     @property
     def t0(self) -> float:

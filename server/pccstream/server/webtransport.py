@@ -33,6 +33,7 @@ from pccstream.contracts import MAX_LIVE_FEC, MAX_LIVE_KEEP_MS
 from pccstream.errors import UserError
 from pccstream.server import stream_priority
 from pccstream.server.live import LiveChannel
+from pccstream.server.live_parity import LiveFec
 from pccstream.server.memory import schedule_trim
 from pccstream.server.session import ViewerSession
 from pccstream.server.telemetry_publisher import TELEMETRY_ENCODINGS
@@ -65,8 +66,9 @@ class SessionRequest:
     telemetry_encoding: str = "json"
     # live.keep_ms: how long a group's unsent data stays useful (None: one group duration).
     live_keep_s: float | None = None
-    # live.fec=K: live groups as datagrams, one parity per K data fragments (None: streams).
-    live_fec: int | None = None
+    # live.fec=K: live groups as datagrams, one parity per K data fragments, or "auto" (K
+    # from the loss); None: streams.
+    live_fec: LiveFec | None = None
     # vod.first=R:S: rendition R's init segment and its segment S are pushed at session start.
     vod_first: tuple[int, int] | None = None
     # vod.manifest=1: the manifest is pushed at session start.
@@ -82,7 +84,7 @@ def parse_session_query(query: str, settings: EndpointSettings) -> SessionReques
     test: dict[str, str] = {}
     encoding = "json"
     keep_s: float | None = None
-    fec: int | None = None
+    fec: LiveFec | None = None
     vod_first: tuple[int, int] | None = None
     vod_manifest = False
     for key, value in parse_qsl(query, keep_blank_values=True):
@@ -106,12 +108,15 @@ def parse_session_query(query: str, settings: EndpointSettings) -> SessionReques
                     f"live.keep_ms={value!r}: expected milliseconds from 0 to {MAX_LIVE_KEEP_MS}"
                 )
             keep_s = keep_ms / 1000
+        elif key == "live.fec" and value == "auto":
+            fec = "auto"
         elif key == "live.fec":
             digits = value.isascii() and value.isdigit() and len(value) <= 6
             if not (digits and int(value) <= MAX_LIVE_FEC):
                 raise UserError(
                     f"live.fec={value[:40]!r}: expected an integer from 0 (no parity) to "
-                    f"{MAX_LIVE_FEC} (data fragments per parity fragment)"
+                    f"{MAX_LIVE_FEC} (data fragments per parity fragment), or auto (parity "
+                    f"that follows the loss)"
                 )
             fec = int(value)
         elif key.startswith("live."):
@@ -284,6 +289,7 @@ class StreamingProtocol(QuicConnectionProtocol):
             live=self.settings.live,
             live_keep_s=wanted.live_keep_s,
             live_fec=wanted.live_fec,
+            loss_counts=lambda: (controller.bytes_sent, controller.bytes_lost),
             vod_first=wanted.vod_first,
             vod_manifest=wanted.vod_manifest,
         )

@@ -16,6 +16,7 @@ from aioquic.quic.configuration import QuicConfiguration
 from aioquic.quic.connection import QuicConnection
 
 from pccstream import live_datagrams, protocol
+from pccstream.contracts import AUTO_FEC_MAX_K
 from pccstream.emulator.relay import EmulatorProcess
 from pccstream.errors import UserError
 from pccstream.live_datagrams import ChunkAssembly, LiveDatagramType, LiveNack
@@ -261,6 +262,31 @@ def test_datagram_mode_sends_data_then_parity_per_chunk_and_no_stream(live_media
             len(channel.chunk_bytes(1, h.group, h.chunk_index)[1])
             for h, _ in fragments if h.kind == LiveDatagramType.LIVE_DATA and h.index == 0)
         assert sub.counters.groups_completed == 1
+
+    asyncio.run(scenario())
+
+
+def test_auto_parity_starts_with_the_first_loss_the_connection_sees(live_media: Path) -> None:
+    async def scenario() -> None:
+        channel = LiveChannel.open(live_media)
+        channel.start()
+        writer = FakeWriter()
+        counts = [0, 0]  # bytes sent, bytes lost
+        sub = LiveSubscription(channel, 0, writer, rendition=1, start_group=0, keep_s=10.0,
+                               fec="auto", loss_counts=lambda: (counts[0], counts[1]))
+        sub.start()
+        counts[0] = 1_000_000
+        await asyncio.sleep(0.3)
+        assert sub.counters.datagrams_sent > 0 and sub.counters.parity_sent == 0
+        assert sub.counters.parity_k == 0
+        counts[0], counts[1] = 2_000_000, 1_200  # one packet lost
+        await asyncio.sleep(0.3)
+        sub.close()
+        channel.close()
+        assert sub.counters.parity_sent > 0
+        assert sub.counters.parity_k == AUTO_FEC_MAX_K and sub.counters.parity_changes == 1
+        kinds = {h.kind for h, _ in _fragments(writer.datagrams)}
+        assert LiveDatagramType.LIVE_PARITY in kinds
 
     asyncio.run(scenario())
 
@@ -529,6 +555,23 @@ def test_live_over_datagrams_over_quic(fake_media: Path, live_media: Path, tmp_p
                 assert info["live_nacks_received"] == 1
                 assert info["live_fragments_retransmitted"] == first.data_fragments
                 assert info["live_datagrams_sent"] >= len(received)
+
+    asyncio.run(scenario())
+
+
+def test_auto_parity_over_a_lossless_quic_connection_sends_none(
+    fake_media: Path, live_media: Path, tmp_path: Path
+) -> None:
+    async def scenario() -> None:
+        async with running_server(fake_media, tmp_path / "s", live_media=live_media) as server:
+            async with WebTransportClient.open("127.0.0.1", server.quic_port,
+                                               params={"live.fec": "auto"}) as client:
+                await client.get(Request(Kind.SUBSCRIBE, 1, LIVE_EDGE))
+                await asyncio.sleep(0.6)
+                info = server.sessions_info()[-1]
+                assert info["live_fec"] == "auto" and info["live_datagrams_sent"] > 0
+                assert info["live_parity_sent"] == 0 and info["live_parity_k"] == 0
+                assert not client.live_groups
 
     asyncio.run(scenario())
 

@@ -70,6 +70,14 @@ def test_vod_first_names_the_pushed_rendition_and_segment() -> None:
     assert parse_session_query("cc=cubic", SETTINGS).vod_manifest is False
 
 
+def test_live_fec_is_a_parity_ratio_or_auto() -> None:
+    assert parse_session_query("live.fec=8", SETTINGS).live_fec == 8
+    assert parse_session_query("live.fec=auto", SETTINGS).live_fec == "auto"
+    assert parse_session_query("cc=cubic", SETTINGS).live_fec is None
+    with pytest.raises(UserError, match="or auto"):
+        parse_session_query("live.fec=Auto", SETTINGS)
+
+
 def test_split_cc_spec() -> None:
     assert split_cc_spec("remy:table=2014-100x") == ("remy", {"table": "2014-100x"})
     assert split_cc_spec(" sprout ") == ("sprout", {})

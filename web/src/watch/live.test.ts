@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Range } from '../media/ranges';
+import { AUTO_FEC_MAX_K } from '../contracts';
 import { DEFAULT_BUFFER_S, type PlayerParams } from '../params';
 import { LIVE_EDGE, LiveGroupParser, encodeLiveFragment, encodeLiveGroup, fragmentChunk, type KindName, type LiveInfo } from '../protocol';
 import { LiveDatagramAssembler } from '../transport/live-datagrams';
@@ -9,7 +10,7 @@ import { replayTrace, type AbrTrace } from './live-abr';
 import { LIVE_STALL_THRESHOLD_S } from '../metrics/playback';
 import { LIVE_CONTROL } from './live-control';
 import { LIVE_PLAYOUT } from './live-playout';
-import { LIVE_KEEP_BEHIND_S, LivePlayer, liveCaptureClock, type LiveBuffer, type LiveDeps, type LiveSession } from './live';
+import { LIVE_KEEP_BEHIND_S, LivePlayer, liveAbrFor, liveCaptureClock, type LiveBuffer, type LiveDeps, type LiveSession } from './live';
 import { rejoinLiveEdge } from './live-reconnect';
 
 const MIME = 'video/mp4; codecs="avc1.64001f"';
@@ -556,5 +557,16 @@ describe('LivePlayer after a lost session (live-reconnect.ts)', () => {
     expect(median(tail)).toBeLessThan(1000 + 1000 * LIVE_CONTROL.CATCHUP_BAND_S + 100);
     const order = h.buffer.appended.map((s) => s.split(':').map(Number) as [number, number]).map(([g, f]) => g * F + f);
     expect(order).toEqual([...order].sort((a, b) => a - b));
+  });
+});
+
+describe('liveAbrFor', () => {
+  it('compares renditions in wire terms on datagrams, with auto at the most parity it may send', () => {
+    const all = (): boolean => true;
+    expect(liveAbrFor(info(3), null, 0.3, all).wireFactors).toBeUndefined();
+    const auto = liveAbrFor(info(3), null, 0.3, all, 'auto').wireFactors;
+    expect(auto).toEqual(liveAbrFor(info(3), null, 0.3, all, AUTO_FEC_MAX_K).wireFactors);
+    for (const factor of auto ?? []) expect(factor).toBeGreaterThan(1);
+    expect(liveAbrFor(info(3), null, 0.3, all, 0).wireFactors).toEqual([1, 1, 1]);
   });
 });

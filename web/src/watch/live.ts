@@ -8,6 +8,7 @@
  * groups leave.
  */
 
+import { AUTO_FEC_MAX_K } from '../contracts';
 import { errorMessage, streamErrorCode } from '../errors';
 import type { CaptureClock, LatencySnapshot } from '../latency/latency';
 import { MediaBuffer } from '../media/buffer';
@@ -589,9 +590,10 @@ export class LivePlayer implements ViewerPlayer {
  */
 /**
  * @param fec the session's `live.fec` (null: groups on streams): on datagrams each rendition
- *   costs its bitrate times the parity of a one-frame chunk at that bitrate.
+ *   costs its bitrate times the parity of a one-frame chunk at that bitrate; with `auto`, the
+ *   most parity the server may send (it turns parity on with the first loss, unannounced).
  */
-export function liveAbrFor(info: LiveInfo, capKbps: number | null, targetS: number, supported: (index: number) => boolean, fec: number | null = null): LiveAbr {
+export function liveAbrFor(info: LiveInfo, capKbps: number | null, targetS: number, supported: (index: number) => boolean, fec: number | 'auto' | null = null): LiveAbr {
   const bitrates = info.renditions.map((r) => r.bitrate_bps);
   let cap = Infinity;
   if (capKbps !== null) {
@@ -602,7 +604,8 @@ export function liveAbrFor(info: LiveInfo, capKbps: number | null, targetS: numb
   const usable = bitrates.map((b, i) => ({ b, i })).filter(({ i }) => allowed(i));
   if (usable.length === 0) throw new Error(`live ABR: MSE supports none of the live renditions at or below ${capKbps ?? '∞'} kbit/s`);
   const lowest = usable.reduce((a, c) => (c.b < a.b ? c : a));
-  const wire = fec === null ? undefined : bitrates.map((b) => wireFactor(b / 8 / info.fps, fec));
+  const k = fec === 'auto' ? AUTO_FEC_MAX_K : fec;
+  const wire = k === null ? undefined : bitrates.map((b) => wireFactor(b / 8 / info.fps, k));
   return new LiveAbr(bitrates, { groupS: info.group_duration_us / 1e6, targetS, initial: lowest.i, allowed, wireFactor: wire });
 }
 
