@@ -181,6 +181,9 @@ class ViewerSession:
         self.vod.writer = detached
         self.live_handler.writer = detached
         self.live_handler.subscription = None
+        # It reads the controller, which reaches the connection (its event sink).
+        self.loss_counts = None
+        self.live_handler.loss_counts = None
         self.telemetry_source = _no_sample
         self.telemetry.source = _no_sample
         self._request_buffers.clear()
