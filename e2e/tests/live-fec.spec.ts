@@ -67,14 +67,14 @@ test.afterAll(async () => {
   await server?.stop();
 });
 
-test('live over datagrams: parity rebuilds lost fragments and NACKs fetch the rest, so random loss at an 80 ms RTT does not stall', async ({ page }, testInfo) => {
-  test.setTimeout(60_000);
+/** Plays the live channel through the lossy link with `fec`; the player's and the server's figures. */
+async function playLossy(page: Page, fec: number | 'auto', label: string, annotate: (figures: string) => void): Promise<{ m: FecMetrics; server: Record<string, unknown> | undefined }> {
   await page.goto(
     playerUrl(server.info.page_url, {
       mode: 'live',
       latency: TARGET_MS,
       bitrate: 2500,
-      fec: FEC_K,
+      fec,
       // Cubic under 0.5 % random loss at 80 ms cannot carry the 2500k stream (about 1.7 Mbit/s).
       cc: 'vivace',
       server: `https://127.0.0.1:${emulator.port}/stream`,
@@ -85,8 +85,15 @@ test('live over datagrams: parity rebuilds lost fragments and NACKs fetch the re
   // The server's side of the same session: fragments, parity, NACKs answered (shared/PROTOCOL.md).
   const sessions = (await (await fetch(new URL('/api/sessions', server.info.page_url))).json()) as Array<Record<string, unknown>>;
   const figures = { player: m, server: sessions.at(-1) };
-  console.log(`live FEC figures: ${JSON.stringify(figures)}`);
-  testInfo.annotations.push({ type: 'figures', description: JSON.stringify(figures) });
+  console.log(`${label} figures: ${JSON.stringify(figures)}`);
+  annotate(JSON.stringify(figures));
+  return { m, server: figures.server };
+}
+
+test('live over datagrams: parity rebuilds lost fragments and NACKs fetch the rest, so random loss at an 80 ms RTT does not stall', async ({ page }, testInfo) => {
+  test.setTimeout(60_000);
+  const { m, server: figuresServer } = await playLossy(page, FEC_K, 'live FEC', (d) => testInfo.annotations.push({ type: 'figures', description: d }));
+  const figures = { server: figuresServer };
 
   expect(m.error).toBeNull();
   expect(m.framesShown ?? 0).toBeGreaterThan((PLAY_S - 5) * 25);
@@ -103,5 +110,24 @@ test('live over datagrams: parity rebuilds lost fragments and NACKs fetch the re
   expect(m.stallCount).toBeLessThanOrEqual(1);
   // Every NACK was for a group the server held or had just superseded (answered LIVE_GONE).
   expect(figures.server?.['live_nacks_ignored']).toBe(0);
+  expect(m.latencyP95Ms ?? Infinity).toBeLessThan(TARGET_MS + 100);
+});
+
+test('live over datagrams with fec=auto: parity comes on with the loss the server sees, and the stream plays through it', async ({ page }, testInfo) => {
+  test.setTimeout(60_000);
+  const { m, server: s } = await playLossy(page, 'auto', 'live FEC auto', (d) => testInfo.annotations.push({ type: 'figures', description: d }));
+  expect(m.error).toBeNull();
+  expect(m.framesShown ?? 0).toBeGreaterThan((PLAY_S - 5) * 25);
+  // 0.5 % loss: the most parity auto sends (K = 8, live_fec_auto_max), from the first losses on.
+  expect(s?.['live_fec']).toBe('auto');
+  expect(s?.['live_parity_k']).toBe(8);
+  expect(Number(s?.['live_parity_sent'] ?? 0)).toBeGreaterThan(0);
+  expect(m.fecRecovered ?? 0).toBeGreaterThan(0);
+  // The losses before parity came on were NACKed and repaired in time.
+  expect(m.fecGroupsGivenUp).toBe(0);
+  expect(m.fecGroupsSuperseded ?? Infinity).toBeLessThanOrEqual(1);
+  expect(m.groupsDropped ?? Infinity).toBeLessThanOrEqual(1 + (m.fecGroupsSuperseded ?? 0));
+  expect(m.stallCount).toBeLessThanOrEqual(1);
+  expect(s?.['live_nacks_ignored']).toBe(0);
   expect(m.latencyP95Ms ?? Infinity).toBeLessThan(TARGET_MS + 100);
 });
