@@ -118,7 +118,8 @@ test('live over datagrams with fec=auto: parity comes on with the loss the serve
   const { m, server: s } = await playLossy(page, 'auto', 'live FEC auto', (d) => testInfo.annotations.push({ type: 'figures', description: d }));
   expect(m.error).toBeNull();
   expect(m.framesShown ?? 0).toBeGreaterThan((PLAY_S - 5) * 25);
-  // 0.5 % loss: the most parity auto sends (K = 8, live_fec_auto_max), from the first losses on.
+  // 0.5 % loss: the most parity auto sends (K = 8, live_fec_auto_max), from the start (a new
+  // path) and kept by the losses.
   expect(s?.['live_fec']).toBe('auto');
   expect(s?.['live_parity_k']).toBe(8);
   expect(Number(s?.['live_parity_sent'] ?? 0)).toBeGreaterThan(0);

@@ -4,11 +4,13 @@
 Why `auto`: parity repairs a lost fragment without a round trip, which a playout delay of a few
 frames cannot wait for, but on a path that loses nothing it is pure cost: 14-18 % more bytes
 on the live ladder (at least one parity fragment per one-frame chunk), queued ahead of the next
-frame (docs/live.md, "Parity that follows the loss"). So `auto` sends none until the
-connection's loss detection declares a packet lost, and then one parity per `K` data
-fragments with `K` from the loss fraction of the last `LOSS_MEMORY_S`: XOR parity rebuilds one
+frame (docs/live.md, "Parity that follows the loss"). So `auto` sends one parity per `K` data
+fragments with `K` from the loss fraction of the last `LOSS_MEMORY_S` (XOR parity rebuilds one
 loss per parity class of `K` + 1 fragments, so `K` keeps the expected losses per class,
-(`K` + 1)·p, at most `CLASS_LOSS_BUDGET`.
+(`K` + 1)·p, at most `CLASS_LOSS_BUDGET`), and none once the connection has gone that long
+without a loss. A new connection's path is unknown, so it starts protected (the lightest
+parity, as if it had just lost): without that the session's first loss waits a NACK's round
+trip, and measured on `video-rttflap` that was the one loss in each lossy block that stalled.
 """
 
 from __future__ import annotations
@@ -65,18 +67,21 @@ def k_for_loss(loss_fraction: float) -> int:
 class LossAdaptiveParity:
     """`live.fec=auto`: parity from the loss fraction over the last `memory_s`."""
 
-    def __init__(self, loss_counts: LossCounts, *, memory_s: float = LOSS_MEMORY_S) -> None:
+    def __init__(self, loss_counts: LossCounts, *, memory_s: float | None = None) -> None:
         self._loss_counts = loss_counts
-        self._memory_s = memory_s
+        self._memory_s = LOSS_MEMORY_S if memory_s is None else memory_s
         # (time, bytes sent, bytes lost), oldest first; the first sample is at or before the
         # window's start once the window is full.
         self._samples: deque[tuple[float, int, int]] = deque()
+        self._started_at: float | None = None
         self._k = 0
 
     def k(self, now: float) -> int:
         if self._samples and now - self._samples[-1][0] < SAMPLE_INTERVAL_S:
             return self._k
         sent, lost = self._loss_counts()
+        if self._started_at is None:
+            self._started_at = now
         self._samples.append((now, sent, lost))
         while len(self._samples) > 1 and self._samples[1][0] <= now - self._memory_s:
             self._samples.popleft()
@@ -84,12 +89,17 @@ class LossAdaptiveParity:
         sent_in_window = sent - sent_then
         lost_in_window = lost - lost_then
         fraction = lost_in_window / sent_in_window if sent_in_window > 0 else 0.0
-        self._k = k_for_loss(fraction) if lost_in_window > 0 else 0
+        if lost_in_window > 0:
+            self._k = k_for_loss(fraction)
+        elif now - self._started_at < self._memory_s:
+            self._k = AUTO_FEC_MAX_K  # not yet shown to be lossless
+        else:
+            self._k = 0
         return self._k
 
 
 def parity_policy(fec: LiveFec, loss_counts: LossCounts | None) -> ParityPolicy:
-    """The policy for `live.fec=fec`; `auto` without a loss source sends no parity."""
+    """The policy for `live.fec=fec`; `auto` without a loss source sees no loss."""
     if fec == "auto":
         return LossAdaptiveParity(loss_counts or (lambda: (0, 0)))
     return FixedParity(fec)

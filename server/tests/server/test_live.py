@@ -24,7 +24,7 @@ from pccstream.media.ffmpeg import find_tools
 from pccstream.media.ladder import parse_ladder
 from pccstream.media.package import make_settings, synthesize
 from pccstream.protocol import LIVE_EDGE, Kind, Request, Status
-from pccstream.server import stream_priority
+from pccstream.server import live_parity, stream_priority
 from pccstream.server.live import LiveChannel
 from pccstream.server.live_handler import LiveHandler
 from pccstream.server.live_subscription import (
@@ -266,7 +266,11 @@ def test_datagram_mode_sends_data_then_parity_per_chunk_and_no_stream(live_media
     asyncio.run(scenario())
 
 
-def test_auto_parity_starts_with_the_first_loss_the_connection_sees(live_media: Path) -> None:
+def test_auto_parity_starts_on_goes_off_on_a_clean_path_and_comes_back_with_a_loss(
+    live_media: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(live_parity, "LOSS_MEMORY_S", 0.3)
+
     async def scenario() -> None:
         channel = LiveChannel.open(live_media)
         channel.start()
@@ -275,18 +279,18 @@ def test_auto_parity_starts_with_the_first_loss_the_connection_sees(live_media: 
         sub = LiveSubscription(channel, 0, writer, rendition=1, start_group=0, keep_s=10.0,
                                fec="auto", loss_counts=lambda: (counts[0], counts[1]))
         sub.start()
+        await asyncio.sleep(0.1)
+        assert sub.counters.parity_k == AUTO_FEC_MAX_K and sub.counters.parity_sent > 0
         counts[0] = 1_000_000
-        await asyncio.sleep(0.3)
-        assert sub.counters.datagrams_sent > 0 and sub.counters.parity_sent == 0
+        await asyncio.sleep(0.5)  # 0.3 s without a loss: parity off
         assert sub.counters.parity_k == 0
+        off_at = sub.counters.parity_sent
         counts[0], counts[1] = 2_000_000, 1_200  # one packet lost
         await asyncio.sleep(0.3)
         sub.close()
         channel.close()
-        assert sub.counters.parity_sent > 0
-        assert sub.counters.parity_k == AUTO_FEC_MAX_K and sub.counters.parity_changes == 1
-        kinds = {h.kind for h, _ in _fragments(writer.datagrams)}
-        assert LiveDatagramType.LIVE_PARITY in kinds
+        assert sub.counters.parity_sent > off_at
+        assert sub.counters.parity_k == AUTO_FEC_MAX_K and sub.counters.parity_changes == 3
 
     asyncio.run(scenario())
 
@@ -559,9 +563,11 @@ def test_live_over_datagrams_over_quic(fake_media: Path, live_media: Path, tmp_p
     asyncio.run(scenario())
 
 
-def test_auto_parity_over_a_lossless_quic_connection_sends_none(
-    fake_media: Path, live_media: Path, tmp_path: Path
+def test_auto_parity_over_a_lossless_quic_connection_is_shed(
+    fake_media: Path, live_media: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(live_parity, "LOSS_MEMORY_S", 0.3)
+
     async def scenario() -> None:
         async with running_server(fake_media, tmp_path / "s", live_media=live_media) as server:
             async with WebTransportClient.open("127.0.0.1", server.quic_port,
@@ -570,7 +576,9 @@ def test_auto_parity_over_a_lossless_quic_connection_sends_none(
                 await asyncio.sleep(0.6)
                 info = server.sessions_info()[-1]
                 assert info["live_fec"] == "auto" and info["live_datagrams_sent"] > 0
-                assert info["live_parity_sent"] == 0 and info["live_parity_k"] == 0
+                # parity while the path was unknown, none once it had not lost for 0.3 s
+                assert info["live_parity_sent"] > 0 and info["live_parity_k"] == 0
+                assert info["live_parity_changes"] == 2
                 assert not client.live_groups
 
     asyncio.run(scenario())

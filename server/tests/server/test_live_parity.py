@@ -46,11 +46,15 @@ def test_a_fixed_k_is_a_fixed_k() -> None:
     assert parity_policy(0, None).k(5.0) == 0
 
 
-def test_auto_sends_no_parity_until_a_loss_and_sheds_it_once_the_loss_is_old() -> None:
+def test_auto_starts_protected_and_sheds_parity_once_the_path_has_not_lost_for_the_memory() -> None:
     counts = Counts()
     parity = LossAdaptiveParity(counts)
     t = 0.0
-    for _ in range(50):  # 6.25 s, nothing lost
+    while t < LOSS_MEMORY_S:  # a new path is unknown: the lightest parity
+        counts.sent += 30_000
+        assert parity.k(t) == AUTO_FEC_MAX_K
+        t += 0.125
+    for _ in range(50):  # then 6.25 s more, nothing lost: none
         counts.sent += 30_000
         assert parity.k(t) == 0
         t += 0.125
@@ -58,7 +62,8 @@ def test_auto_sends_no_parity_until_a_loss_and_sheds_it_once_the_loss_is_old() -
     counts.lost += 1_200  # one packet in ~1.5 MB: rare random loss
     assert parity.k(t) == AUTO_FEC_MAX_K
     # It stays on while the loss is within the memory ...
-    while t < 6.25 + LOSS_MEMORY_S - 0.5:
+    lost_at = t
+    while t < lost_at + LOSS_MEMORY_S - 0.5:
         t += 0.125
         counts.sent += 30_000
         assert parity.k(t) == AUTO_FEC_MAX_K
@@ -103,5 +108,7 @@ def test_auto_reads_the_counters_at_most_every_tenth_of_a_second() -> None:
     assert calls == 5
 
 
-def test_auto_without_a_loss_source_sends_no_parity() -> None:
-    assert parity_policy("auto", None).k(1.0) == 0
+def test_auto_without_a_loss_source_sees_a_path_that_never_loses() -> None:
+    parity = parity_policy("auto", None)
+    assert parity.k(1.0) == AUTO_FEC_MAX_K
+    assert parity.k(1.0 + LOSS_MEMORY_S) == 0

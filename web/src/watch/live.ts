@@ -591,7 +591,7 @@ export class LivePlayer implements ViewerPlayer {
 /**
  * @param fec the session's `live.fec` (null: groups on streams): on datagrams each rendition
  *   costs its bitrate times the parity of a one-frame chunk at that bitrate; with `auto`, the
- *   most parity the server may send (it turns parity on with the first loss, unannounced).
+ *   most parity the server may send (it turns parity on and off with the loss, unannounced).
  */
 export function liveAbrFor(info: LiveInfo, capKbps: number | null, targetS: number, supported: (index: number) => boolean, fec: number | 'auto' | null = null): LiveAbr {
   const bitrates = info.renditions.map((r) => r.bitrate_bps);
