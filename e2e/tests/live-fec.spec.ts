@@ -1,4 +1,4 @@
-import { test, expect, type Page } from '@playwright/test';
+import { test, expect, type Page, type TestInfo } from '@playwright/test';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -68,7 +68,7 @@ test.afterAll(async () => {
 });
 
 /** Plays the live channel through the lossy link with `fec`; the player's and the server's figures. */
-async function playLossy(page: Page, fec: number | 'auto', label: string, annotate: (figures: string) => void): Promise<{ m: FecMetrics; server: Record<string, unknown> | undefined }> {
+async function playLossy(page: Page, fec: number | 'auto', label: string, testInfo: TestInfo): Promise<{ m: FecMetrics; server: Record<string, unknown> | undefined }> {
   await page.goto(
     playerUrl(server.info.page_url, {
       mode: 'live',
@@ -86,14 +86,13 @@ async function playLossy(page: Page, fec: number | 'auto', label: string, annota
   const sessions = (await (await fetch(new URL('/api/sessions', server.info.page_url))).json()) as Array<Record<string, unknown>>;
   const figures = { player: m, server: sessions.at(-1) };
   console.log(`${label} figures: ${JSON.stringify(figures)}`);
-  annotate(JSON.stringify(figures));
+  testInfo.annotations.push({ type: 'figures', description: JSON.stringify(figures) });
   return { m, server: figures.server };
 }
 
 test('live over datagrams: parity rebuilds lost fragments and NACKs fetch the rest, so random loss at an 80 ms RTT does not stall', async ({ page }, testInfo) => {
   test.setTimeout(60_000);
-  const { m, server: figuresServer } = await playLossy(page, FEC_K, 'live FEC', (d) => testInfo.annotations.push({ type: 'figures', description: d }));
-  const figures = { server: figuresServer };
+  const { m, server: s } = await playLossy(page, FEC_K, 'live FEC', testInfo);
 
   expect(m.error).toBeNull();
   expect(m.framesShown ?? 0).toBeGreaterThan((PLAY_S - 5) * 25);
@@ -109,13 +108,13 @@ test('live over datagrams: parity rebuilds lost fragments and NACKs fetch the re
   expect(m.groupsDropped ?? Infinity).toBeLessThanOrEqual(1 + (m.fecGroupsSuperseded ?? 0));
   expect(m.stallCount).toBeLessThanOrEqual(1);
   // Every NACK was for a group the server held or had just superseded (answered LIVE_GONE).
-  expect(figures.server?.['live_nacks_ignored']).toBe(0);
+  expect(s?.['live_nacks_ignored']).toBe(0);
   expect(m.latencyP95Ms ?? Infinity).toBeLessThan(TARGET_MS + 100);
 });
 
 test('live over datagrams with fec=auto: parity comes on with the loss the server sees, and the stream plays through it', async ({ page }, testInfo) => {
   test.setTimeout(60_000);
-  const { m, server: s } = await playLossy(page, 'auto', 'live FEC auto', (d) => testInfo.annotations.push({ type: 'figures', description: d }));
+  const { m, server: s } = await playLossy(page, 'auto', 'live FEC auto', testInfo);
   expect(m.error).toBeNull();
   expect(m.framesShown ?? 0).toBeGreaterThan((PLAY_S - 5) * 25);
   // 0.5 % loss: the most parity auto sends (K = 8, live_fec_auto_max), from the start (a new

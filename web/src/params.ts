@@ -42,8 +42,9 @@ export interface LiveParams {
   /**
    * `fec=K`: groups as datagrams with one parity fragment per K data fragments (0: NACKs only),
    * or `fec=auto`: parity while the connection is new or losing packets, as much as its loss
-   * rate asks for (at most one per AUTO_FEC_MAX_K); forwarded as the session parameter `live.fec`. Absent (not null, so parsed parameters
-   * without it compare equal to the contract's vectors): groups on streams.
+   * rate asks for (at most one per AUTO_FEC_MAX_K); forwarded as the session parameter
+   * `live.fec`. Absent (not null, so parsed parameters without it compare equal to the
+   * contract's vectors): groups on streams.
    */
   fec?: number | 'auto';
 }
