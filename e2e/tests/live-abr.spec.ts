@@ -139,8 +139,9 @@ test('live ABR: a throttled link makes it step down, and latency is back below t
  * Records the unit tests' other arrival traces (web/src/watch/testdata/live-abr-rttflap.json,
  * live-abr-6mbps.json): live ABR up to 2500k at a 300 ms target for 40 s through
  * PCCSTREAM_TRACE_SCENARIO (default `video-rttflap` at 1.1 × 2.5 Mbit/s) into
- * PCCSTREAM_TRACE_DIR/PCCSTREAM_TRACE_FILE (default live-abr-rttflap.json). Not a check: runs
- * only with PCCSTREAM_TRACE_DIR set.
+ * PCCSTREAM_TRACE_DIR/PCCSTREAM_TRACE_FILE (default live-abr-rttflap.json), with the network
+ * seed PCCSTREAM_TRACE_SEED (default 1) and extra player parameters PCCSTREAM_TRACE_PARAMS (a
+ * query string, e.g. `fec=auto`). Not a check: runs only with PCCSTREAM_TRACE_DIR set.
  */
 test('live ABR: record an arrival trace on video-rttflap (or PCCSTREAM_TRACE_SCENARIO)', async ({ page }) => {
   const out = process.env['PCCSTREAM_TRACE_DIR'];
@@ -148,15 +149,17 @@ test('live ABR: record an arrival trace on video-rttflap (or PCCSTREAM_TRACE_SCE
   test.setTimeout(90_000);
   const scenario = process.env['PCCSTREAM_TRACE_SCENARIO'] ?? 'video-rttflap:bitrate_kbps=2500';
   const file = process.env['PCCSTREAM_TRACE_FILE'] ?? 'live-abr-rttflap.json';
-  const flap = await startEmulator(server.info.quic_port, ['--scenario', scenario, '--seed', '1']);
+  const seed = process.env['PCCSTREAM_TRACE_SEED'] ?? '1';
+  const extra = Object.fromEntries(new URLSearchParams(process.env['PCCSTREAM_TRACE_PARAMS'] ?? ''));
+  const flap = await startEmulator(server.info.quic_port, ['--scenario', scenario, '--seed', seed]);
   try {
-    await page.goto(playerUrl(server.info.page_url, { mode: 'live', abr: 1, bitrate: 2500, latency: 300, server: `https://127.0.0.1:${flap.port}/stream` }));
+    await page.goto(playerUrl(server.info.page_url, { mode: 'live', abr: 1, bitrate: 2500, latency: 300, ...extra, server: `https://127.0.0.1:${flap.port}/stream` }));
     await sampleUntil(page, flap, 40);
     const trace = await page.evaluate(() => (window as unknown as { pccstream: { liveAbrTrace(): object | null } }).pccstream.liveAbrTrace());
     const m = await liveMetrics(page);
     const decisions = (m.bitrateSwitchLog ?? []).map((e) => [e.toKbps, e.reason]);
     mkdirSync(out as string, { recursive: true });
-    writeFileSync(join(out as string, file), JSON.stringify({ ...trace, scenario, decisions }));
+    writeFileSync(join(out as string, file), JSON.stringify({ ...trace, scenario, seed, params: extra, decisions }));
   } finally {
     await flap.stop();
   }

@@ -105,6 +105,17 @@ describe('parseParams', () => {
     expect(parseParams('?mode=live').params.live).not.toHaveProperty('fec');
   });
 
+  it('parses jitter (the playout delay\'s σ: sd or diff), player-side only', () => {
+    const parsed = parseParams('?mode=live&jitter=diff');
+    expect(parsed.errors).toEqual([]);
+    expect(parsed.params.live?.jitter).toBe('diff');
+    expect(parsed.params.forwarded).toEqual([]);
+    expect(parseParams('?mode=live&jitter=sd').params.live?.jitter).toBe('sd');
+    expect(parseParams('?mode=live').params.live).not.toHaveProperty('jitter');
+    expect(parseParams('?mode=live&jitter=mad').errors).toEqual(['jitter: expected sd or diff, got "mad"']);
+    expect(parseParams('?mode=fixed&bitrate=750&jitter=diff').errors).toEqual(['jitter only applies to mode=live']);
+  });
+
   it('gives a group up after keep when given, else after the target latency (fec)', () => {
     expect(liveGiveUpMs(parseParams('?mode=live&fec=2&keep=250&latency=800').params.live as LiveParams)).toBe(250);
     expect(liveGiveUpMs(parseParams('?mode=live&fec=2&latency=800').params.live as LiveParams)).toBe(800);

@@ -4,6 +4,7 @@
  */
 
 import { MAX_LIVE_FEC, MAX_LIVE_KEEP_MS, forwardedPrefixes, pageParameters } from './contracts';
+import { JITTER_ESTIMATORS, type JitterEstimator } from './watch/live-playout';
 
 export type Mode = 'fixed' | 'abr' | 'live';
 /**
@@ -47,6 +48,12 @@ export interface LiveParams {
    * contract's vectors): groups on streams.
    */
   fec?: number | 'auto';
+  /**
+   * `jitter`: how the playout delay's jitter term is estimated (src/watch/live-playout.ts):
+   * `sd`, the standard deviation of the recent groups' largest delays, or `diff`, from their
+   * successive differences. Absent (as `fec`): `sd`.
+   */
+  jitter?: JitterEstimator;
 }
 
 export interface PlayerParams {
@@ -80,7 +87,7 @@ export const MAX_BUFFER_S = 600;
 export const DEFAULT_LIVE_LATENCY_MS = 1000;
 export const MAX_LIVE_LATENCY_MS = 60_000;
 export { MAX_LIVE_FEC, MAX_LIVE_KEEP_MS };
-const LIVE_ONLY = ['latency', 'keep', 'fec', 'rendition', 'abr'] as const;
+const LIVE_ONLY = ['latency', 'keep', 'fec', 'jitter', 'rendition', 'abr'] as const;
 
 export interface ParsedParams {
   params: PlayerParams;
@@ -268,6 +275,11 @@ function parseLiveParams(query: URLSearchParams, errors: string[]): LiveParams {
     } else {
       live.fec = value;
     }
+  }
+  const jitter = query.get('jitter');
+  if (jitter !== null) {
+    if ((JITTER_ESTIMATORS as readonly string[]).includes(jitter)) live.jitter = jitter as JitterEstimator;
+    else errors.push(`jitter: expected ${JITTER_ESTIMATORS.join(' or ')}, got ${JSON.stringify(jitter)}`);
   }
   const rendition = query.get('rendition');
   if (rendition !== null) {

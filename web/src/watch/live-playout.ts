@@ -29,7 +29,13 @@
  * groups: the envelope only covers what was seen, and on a path whose delay jumps (an RTT
  * change, a busy page, a lost packet) the next jump may be larger; as WebRTC's jitter buffer
  * adds 2.33 σ of its delay noise, a steady path pays little for it and a jumpy one plays at
- * the ceiling.
+ * the ceiling. With the `diff` estimator σ comes from the successive differences of those
+ * delays instead (√(mean square difference / 2), von Neumann's): the same for independent
+ * noise, but a path that moves between levels — video-rttflap's RTT, redrawn every 5 s — counts
+ * its jumps, not the distance between its levels, which the envelope already holds: the
+ * standard deviation of two levels Δ apart is Δ / 2, so 2 σ adds Δ on top of the higher level
+ * held, as if the next jump would be as large again. WebRTC's jitter estimate, too, is taken
+ * from frame delay variations, not from delay levels.
  *
  * The envelope is trusted once WARMUP_FRAMES frames are measured; until then (and after
  * `rewarm()`) the playout delay is the ceiling. The group in progress when joining is not
@@ -65,6 +71,10 @@ export const LIVE_PLAYOUT = {
   /** Groups whose largest delays σ is taken over (10 s of 0.5 s groups, as HOLD_MS). */
   JITTER_GROUPS: 20,
 } as const;
+
+/** How σ is estimated from the recent groups' largest delays: standard deviation, or successive differences. */
+export type JitterEstimator = 'sd' | 'diff';
+export const JITTER_ESTIMATORS: readonly JitterEstimator[] = ['sd', 'diff'];
 
 interface GroupDelays {
   /** Largest and smallest delay of the group's frames, ms. */
@@ -108,10 +118,12 @@ export class PlayoutDelay {
   /**
    * @param ceilingMs the target latency
    * @param fromCaptureMs frames captured before this are not measured
+   * @param jitter how σ is estimated
    */
   constructor(
     private readonly ceilingMs: number,
     private readonly fromCaptureMs = -Infinity,
+    private readonly jitter: JitterEstimator = 'sd',
   ) {}
 
   /**
@@ -221,14 +233,15 @@ export class PlayoutDelay {
     return group !== this.newest && this.groups.has(group + 1);
   }
 
-  /** The last JITTER_GROUPS groups, by group number. */
+  /** The last JITTER_GROUPS groups, in group order. */
   private recent(): [number, GroupDelays][] {
-    return [...this.groups].filter(([g]) => g > this.newest - LIVE_PLAYOUT.JITTER_GROUPS);
+    return [...this.groups].filter(([g]) => g > this.newest - LIVE_PLAYOUT.JITTER_GROUPS).sort(([a], [b]) => a - b);
   }
 
   /**
-   * Standard deviation of the recent groups' largest delays, ms (0 with fewer than 3 groups),
-   * the single largest counting as the second largest once confirmed, as in the envelope
+   * σ of the recent groups' largest delays, ms (0 with fewer than 3 groups): their standard
+   * deviation, or with the `diff` estimator √(mean square successive difference / 2), in group
+   * order; the single largest counting as the second largest once confirmed, as in the envelope
    * (`withoutLoneLargest`). A lone late group (at the thesis's 0.01 % loss, a retransmission
    * every 40–50 s of a 2.5 Mbit/s stream) counted in full added ~55 ms to the playout delay
    * for the 10 s it stays in σ's window: on video-rttflap, a quarter of the time.
@@ -237,6 +250,11 @@ export class PlayoutDelay {
     const groups = this.recent();
     if (groups.length < 3) return 0;
     const xs = this.withoutLoneLargest(groups.map(([g, d]) => [g, d.maxMs]));
+    if (this.jitter === 'diff') {
+      let sum = 0;
+      for (let i = 1; i < xs.length; i++) sum += ((xs[i] as number) - (xs[i - 1] as number)) ** 2;
+      return Math.sqrt(sum / (2 * (xs.length - 1)));
+    }
     const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
     return Math.sqrt(xs.reduce((a, x) => a + (x - mean) ** 2, 0) / xs.length);
   }
