@@ -116,6 +116,15 @@ describe('parseParams', () => {
     expect(parseParams('?mode=fixed&bitrate=750&jitter=diff').errors).toEqual(['jitter only applies to mode=live']);
   });
 
+  it('parses transient (how the first groups after a join or switch up count: hold or drop), player-side only', () => {
+    const parsed = parseParams('?mode=live&transient=drop');
+    expect(parsed.errors).toEqual([]);
+    expect(parsed.params.live?.transient).toBe('drop');
+    expect(parsed.params.forwarded).toEqual([]);
+    expect(parseParams('?mode=live').params.live).not.toHaveProperty('transient');
+    expect(parseParams('?mode=live&transient=1').errors).toEqual(['transient: expected hold or drop, got "1"']);
+  });
+
   it('gives a group up after keep when given, else after the target latency (fec)', () => {
     expect(liveGiveUpMs(parseParams('?mode=live&fec=2&keep=250&latency=800').params.live as LiveParams)).toBe(250);
     expect(liveGiveUpMs(parseParams('?mode=live&fec=2&latency=800').params.live as LiveParams)).toBe(800);

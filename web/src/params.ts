@@ -4,7 +4,7 @@
  */
 
 import { MAX_LIVE_FEC, MAX_LIVE_KEEP_MS, forwardedPrefixes, pageParameters } from './contracts';
-import { JITTER_ESTIMATORS, type JitterEstimator } from './watch/live-playout';
+import { JITTER_ESTIMATORS, TRANSIENT_RULES, type JitterEstimator, type TransientRule } from './watch/live-playout';
 
 export type Mode = 'fixed' | 'abr' | 'live';
 /**
@@ -54,6 +54,12 @@ export interface LiveParams {
    * successive differences. Absent (as `fec`): `sd`.
    */
   jitter?: JitterEstimator;
+  /**
+   * `transient`: whether the delays of the first groups after the join or a switch up count as
+   * any others (`hold`) or stop counting once a later group is in (`drop`;
+   * src/watch/live-playout.ts). Absent: `hold`.
+   */
+  transient?: TransientRule;
 }
 
 export interface PlayerParams {
@@ -87,7 +93,7 @@ export const MAX_BUFFER_S = 600;
 export const DEFAULT_LIVE_LATENCY_MS = 1000;
 export const MAX_LIVE_LATENCY_MS = 60_000;
 export { MAX_LIVE_FEC, MAX_LIVE_KEEP_MS };
-const LIVE_ONLY = ['latency', 'keep', 'fec', 'jitter', 'rendition', 'abr'] as const;
+const LIVE_ONLY = ['latency', 'keep', 'fec', 'jitter', 'transient', 'rendition', 'abr'] as const;
 
 export interface ParsedParams {
   params: PlayerParams;
@@ -280,6 +286,11 @@ function parseLiveParams(query: URLSearchParams, errors: string[]): LiveParams {
   if (jitter !== null) {
     if ((JITTER_ESTIMATORS as readonly string[]).includes(jitter)) live.jitter = jitter as JitterEstimator;
     else errors.push(`jitter: expected ${JITTER_ESTIMATORS.join(' or ')}, got ${JSON.stringify(jitter)}`);
+  }
+  const transient = query.get('transient');
+  if (transient !== null) {
+    if ((TRANSIENT_RULES as readonly string[]).includes(transient)) live.transient = transient as TransientRule;
+    else errors.push(`transient: expected ${TRANSIENT_RULES.join(' or ')}, got ${JSON.stringify(transient)}`);
   }
   const rendition = query.get('rendition');
   if (rendition !== null) {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { LiveAbr, type AbrTrace } from './live-abr';
 import { control, startPosition, type RateMode } from './live-control';
-import { LIVE_PLAYOUT as P, PlayoutDelay, type JitterEstimator } from './live-playout';
+import { LIVE_PLAYOUT as P, PlayoutDelay, type JitterEstimator, type TransientRule } from './live-playout';
 import type { Range } from '../media/ranges';
 import { STALL_MIN_LOSS_MS } from '../metrics/playback';
 import rttflap from './testdata/live-abr-rttflap.json';
@@ -174,6 +174,54 @@ describe('PlayoutDelay', () => {
     expect(f.p.delayS(t) * 1000).toBeCloseTo(145 + P.MARGIN_MS + P.JITTER_SIGMAS * f.p.jitterMs(), 9);
   });
 
+  it('with `transient=drop`, the groups of a switch up\'s ramp stop counting once a later group is in', () => {
+    // 10 steady groups, a switch up, then the sender's ramp holds two groups' keyframes 150 ms more
+    const ramp = (i: number): number => keyframes(i) + (i >= 150 && i < 180 && i % 15 === 0 ? 150 : 0);
+    const drop = new Frames(new PlayoutDelay(1000, -Infinity, 'sd', 'drop'));
+    const hold = new Frames(new PlayoutDelay(1000, -Infinity, 'sd', 'hold'));
+    for (const f of [drop, hold]) {
+      f.feed(150, keyframes);
+      f.p.rewarm(750_000, 1_500_000);
+    }
+    let t = drop.feed(30, ramp);
+    hold.feed(30, ramp);
+    // while the ramp's groups are the newest they count
+    expect(drop.p.envelopeMs(t)).toBeCloseTo(235, 9);
+    t = drop.feed(15, ramp);
+    hold.feed(15, ramp);
+    expect(drop.p.envelopeMs(t)).toBeCloseTo(85, 9);
+    expect(drop.p.delayS(t) * 1000).toBeCloseTo(85 + P.MARGIN_MS, 9);
+    expect(hold.p.envelopeMs(t)).toBeCloseTo(235, 9); // held for HOLD_MS
+  });
+
+  it('with `transient=drop`, a higher delay that persists past the ramp still counts, and the first groups after the join are a ramp too', () => {
+    const drop = new Frames(new PlayoutDelay(1000, -Infinity, 'sd', 'drop'));
+    drop.feed(150, keyframes);
+    drop.p.rewarm(750_000, 1_500_000);
+    const t = drop.feed(45, (i) => keyframes(i) + (i >= 150 ? 40 : 0)); // the new rendition's keyframes: 40 ms later, all three groups
+    expect(drop.p.envelopeMs(t)).toBeCloseTo(125, 9);
+    const join = new Frames(new PlayoutDelay(1000, -Infinity, 'sd', 'drop'));
+    const u = join.feed(45, (i) => keyframes(i) + (i < 30 && i % 15 === 0 ? 120 : 0));
+    expect(join.p.envelopeMs(u)).toBeCloseTo(85, 9);
+  });
+
+  it('with `transient=drop`, one hold across a group boundary is one late episode: its two groups count as the third largest once the next group is in', () => {
+    // a 170 ms hold at frame 164: the last frame of group 10 and the first frames of group 11 drain late
+    const hold = (i: number): number => keyframes(i) + Math.max(0, 170 - 33 * Math.abs(i - 164)) * (i >= 164 ? 1 : 0);
+    const drop = new Frames(new PlayoutDelay(1000, -Infinity, 'sd', 'drop'));
+    const held = new Frames(new PlayoutDelay(1000, -Infinity, 'sd', 'hold'));
+    drop.feed(180, hold);
+    held.feed(180, hold);
+    const t = drop.feed(1, hold); // group 12's keyframe
+    held.feed(1, hold);
+    expect(held.p.envelopeMs(t)).toBeGreaterThan(150); // not a lone group: held
+    expect(drop.p.envelopeMs(t)).toBeCloseTo(85, 9);
+    // two adjacent late groups and then more: the path's, held
+    const worse = new Frames(new PlayoutDelay(1000, -Infinity, 'sd', 'drop'));
+    const u = worse.feed(195, (i) => keyframes(i) + (i >= 150 && i % 15 === 0 ? 100 : 0));
+    expect(worse.p.envelopeMs(u)).toBeCloseTo(185, 9);
+  });
+
   it('rewarm on a switch up: the envelope above the base delay scaled by the bitrate ratio until the new frames are measured', () => {
     const f = new Frames(new PlayoutDelay(1000));
     let t = f.feed(30, keyframes); // envelope 85 ms, quickest frame 30 ms (a P-frame), σ 0
@@ -300,13 +348,13 @@ function pct(xs: number[], q: number): number {
  * `abr`: the trace's live ABR is replayed alongside, and its start-up and up-switches rewarm
  * the playout delay as live.ts does.
  */
-function simulate(arrivals: Arrival[], targetS: number, opts: { fixed?: boolean; trace?: AbrTrace; jitter?: JitterEstimator } = {}): PlayoutRun {
+function simulate(arrivals: Arrival[], targetS: number, opts: { fixed?: boolean; trace?: AbrTrace; jitter?: JitterEstimator; transient?: TransientRule } = {}): PlayoutRun {
   const sorted = [...arrivals].sort((a, b) => a.arrivalMs - b.arrivalMs);
   const first = sorted[0] as Arrival;
   const lastArrivalMs = (sorted[sorted.length - 1] as Arrival).arrivalMs;
   // Not the group in progress when joining (the burst).
   const fromCaptureMs = Math.min(...sorted.filter((a) => a.group > first.group).map((a) => a.captureMs));
-  const playout = new PlayoutDelay(targetS * 1000, fromCaptureMs, opts.jitter);
+  const playout = new PlayoutDelay(targetS * 1000, fromCaptureMs, opts.jitter, opts.transient);
   const trace = opts.trace;
   const allowed = new Set(trace?.allowed ?? []);
   const abr = trace ? new LiveAbr(trace.bitratesBps, { groupS: trace.groupS, targetS: trace.targetS, initial: trace.initial, allowed: (i) => allowed.has(i) }) : null;
@@ -489,6 +537,20 @@ describe('the playout delay on arrival timelines (the control of live-control.ts
       expect(diff.stalls).toBeLessThanOrEqual(sd.stalls);
       expect(pct(diff.latencyMs, 0.95)).toBeLessThanOrEqual(pct(sd.latencyMs, 0.95));
       expect(pct(diff.playoutMs, 0.5)).toBeLessThanOrEqual(pct(sd.playoutMs, 0.5));
+    });
+  }
+
+  for (const [name, trace] of [
+    ['session-13 video-rttflap', rttflapNow],
+    ['session-13 live-6mbps-40ms-1bdp', sixMbpsNow],
+    ['session-28 video-rttflap, fec=auto', rttflapAuto],
+  ] as const) {
+    it(`with \`transient=drop\`, on the recorded ${name} trace: a p95 no higher, no more stalls`, () => {
+      const t = trace as unknown as AbrTrace;
+      const hold = simulate(traceArrivals(t), 0.3, { trace: t });
+      const drop = simulate(traceArrivals(t), 0.3, { trace: t, transient: 'drop' });
+      expect(drop.stalls).toBeLessThanOrEqual(hold.stalls);
+      expect(pct(drop.latencyMs, 0.95)).toBeLessThanOrEqual(pct(hold.latencyMs, 0.95));
     });
   }
 

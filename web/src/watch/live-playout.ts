@@ -70,7 +70,20 @@ export const LIVE_PLAYOUT = {
   JITTER_SIGMAS: 2,
   /** Groups whose largest delays σ is taken over (10 s of 0.5 s groups, as HOLD_MS). */
   JITTER_GROUPS: 20,
+  /**
+   * With `transient=drop`: the first this many groups after the join or a switch up stop
+   * counting once a later group is in (the sender's ramp to the new rate: about 1 s), and two
+   * adjacent late groups (one hold across their boundary) count as a lone late group does.
+   */
+  TRANSIENT_GROUPS: 2,
 } as const;
+
+/**
+ * Whether the delays of the groups right after the join or a switch up are held as any others
+ * (`hold`) or stop counting once a later group is in (`drop`).
+ */
+export type TransientRule = 'hold' | 'drop';
+export const TRANSIENT_RULES: readonly TransientRule[] = ['hold', 'drop'];
 
 /** How σ is estimated from the recent groups' largest delays: standard deviation, or successive differences. */
 export type JitterEstimator = 'sd' | 'diff';
@@ -84,6 +97,8 @@ interface GroupDelays {
   atMs: number;
   /** Frames measured. */
   frames: number;
+  /** One of the first TRANSIENT_GROUPS groups after the join or a switch up. */
+  transient: boolean;
 }
 
 /** The playout delay's parts, ms. */
@@ -112,6 +127,8 @@ export class PlayoutDelay {
   private scaleToBps = 0;
   /** A switch up decided whose frames have not come yet: lower bitrates' frames do not count towards warming up (null: none). */
   private pendingBps: number | null = null;
+  /** New groups still to be marked transient (the join, or a switch up, was this many groups ago at most). */
+  private transientLeft: number = LIVE_PLAYOUT.TRANSIENT_GROUPS;
   /** While live ABR's start-up runs: the scale for a switch it may make (1: none). */
   private anticipated = 1;
 
@@ -119,11 +136,13 @@ export class PlayoutDelay {
    * @param ceilingMs the target latency
    * @param fromCaptureMs frames captured before this are not measured
    * @param jitter how σ is estimated
+   * @param transient how the delays right after the join or a switch up count
    */
   constructor(
     private readonly ceilingMs: number,
     private readonly fromCaptureMs = -Infinity,
     private readonly jitter: JitterEstimator = 'sd',
+    private readonly transient: TransientRule = 'hold',
   ) {}
 
   /**
@@ -142,7 +161,11 @@ export class PlayoutDelay {
       this.measured += 1;
     }
     const seen = this.groups.get(group);
-    if (seen === undefined) this.groups.set(group, { maxMs: delayMs, minMs: delayMs, atMs: readyMs, frames: 1 });
+    if (seen === undefined) {
+      const transient = !old && this.transientLeft > 0 && group > this.newest;
+      if (transient) this.transientLeft -= 1;
+      this.groups.set(group, { maxMs: delayMs, minMs: delayMs, atMs: readyMs, frames: 1, transient });
+    }
     else {
       if (delayMs > seen.maxMs) Object.assign(seen, { maxMs: delayMs, atMs: readyMs });
       seen.minMs = Math.min(seen.minMs, delayMs);
@@ -165,6 +188,7 @@ export class PlayoutDelay {
     if (!scalable) this.basis = null;
     else if (this.warm || this.measuringStartUp) this.basis = { fromBps, ...this.parts(this.lastReadyMs) };
     if (scalable) this.scaleToBps = toBps;
+    if (scalable && toBps > fromBps) this.transientLeft = LIVE_PLAYOUT.TRANSIENT_GROUPS;
     this.pendingBps = scalable ? toBps : null;
     this.measured = 0;
   }
@@ -172,6 +196,7 @@ export class PlayoutDelay {
   /** A switch up decided earlier will not come (the player switched down instead): every frame counts towards warming up again. */
   cancelSwitch(): void {
     this.pendingBps = null;
+    this.transientLeft = 0;
   }
 
   /**
@@ -207,25 +232,29 @@ export class PlayoutDelay {
    * (`withoutLoneLargest`).
    */
   envelopeMs(nowMs: number): number | null {
-    if (this.groups.size === 0) return null;
-    return Math.max(...this.withoutLoneLargest([...this.groups].map(([g, d]) => [g, this.weighted(d.maxMs, d.atMs, nowMs)])));
+    const groups = this.counted();
+    if (groups.length === 0) return null;
+    return Math.max(...this.withoutLoneLargest(groups.map(([g, d]) => [g, this.weighted(d.maxMs, d.atMs, nowMs)])));
   }
 
   /**
    * The values of `groups` with the single largest replaced by the second largest once the
    * group after it is in (a lone late group); the largest stays if it is the newest group's or
-   * its successor is missing (lost: the path may be worse).
+   * its successor is missing (lost: the path may be worse). With `transient=drop`, also two
+   * adjacent largest groups (one episode across their boundary) once the group after them is in.
    */
   private withoutLoneLargest(groups: [number, number][]): number[] {
-    let top: number | null = null;
-    let largest = -Infinity;
-    let second = -Infinity;
-    for (const [g, v] of groups) {
-      if (v > largest) [top, largest, second] = [g, v, largest];
-      else second = Math.max(second, v);
+    const ranked = [...groups].sort(([, a], [, b]) => b - a);
+    const [top, next, third] = ranked;
+    if (top === undefined || next === undefined) return groups.map(([, v]) => v);
+    // With `transient=drop`, one hold across a group boundary (a loss repaired, the page
+    // stalled) is one late episode too: the two adjacent groups it delayed, once the group
+    // after them is in, count as the third largest.
+    if (this.transient === 'drop' && third !== undefined && Math.abs(top[0] - next[0]) === 1 && this.confirmed(Math.max(top[0], next[0]))) {
+      return groups.map(([g, v]) => (g === top[0] || g === next[0] ? third[1] : v));
     }
-    const lone = top !== null && groups.length > 1 && this.confirmed(top);
-    return groups.map(([g, v]) => (lone && g === top ? second : v));
+    const lone = this.confirmed(top[0]);
+    return groups.map(([g, v]) => (lone && g === top[0] ? next[1] : v));
   }
 
   /** Whether the group after `group` is in: a late group then was a lone one, or the path's (confirmed by the next). */
@@ -233,9 +262,22 @@ export class PlayoutDelay {
     return group !== this.newest && this.groups.has(group + 1);
   }
 
+  /**
+   * The groups whose delays count: with `transient=drop`, not a transient group once a later
+   * group that is not is in — the sender's ramp after the join or a switch up is over, and the
+   * later group shows the path's delay at the new rate.
+   */
+  private counted(): [number, GroupDelays][] {
+    const all = [...this.groups];
+    if (this.transient === 'hold') return all;
+    let newestSettled = -Infinity;
+    for (const [g, d] of all) if (!d.transient) newestSettled = Math.max(newestSettled, g);
+    return all.filter(([g, d]) => !d.transient || g > newestSettled);
+  }
+
   /** The last JITTER_GROUPS groups, in group order. */
   private recent(): [number, GroupDelays][] {
-    return [...this.groups].filter(([g]) => g > this.newest - LIVE_PLAYOUT.JITTER_GROUPS).sort(([a], [b]) => a - b);
+    return this.counted().filter(([g]) => g > this.newest - LIVE_PLAYOUT.JITTER_GROUPS).sort(([a], [b]) => a - b);
   }
 
   /**

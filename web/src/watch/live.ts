@@ -247,7 +247,7 @@ export class LivePlayer implements ViewerPlayer {
     const sub = parseSubscribe((await this.session.request('SUBSCRIBE', r, LIVE_EDGE)).body);
     if (sub.rendition !== r) throw new Error(`SUBSCRIBE answered rendition ${sub.rendition}, asked for ${r}`);
     // The group in progress comes as a burst: its delays are the join's, not the path's.
-    this.playout = new PlayoutDelay(this.targetS * 1000, this.captureMs(sub.start_group + 1, 0), this.params.live?.jitter);
+    this.playout = new PlayoutDelay(this.targetS * 1000, this.captureMs(sub.start_group + 1, 0), this.params.live?.jitter, this.params.live?.transient);
     this.hooks.status(`live from group ${sub.start_group} (${rendition.id}), target latency ${this.targetS * 1000} ms${this.abr ? ', live ABR' : ''}`);
     this.subscribed = true;
     void this.resubscribe();
@@ -302,7 +302,7 @@ export class LivePlayer implements ViewerPlayer {
     // The old timeline's group numbers mean nothing on the new one; frames already captured
     // arrive as the join's burst, so measuring starts with the frames captured from now.
     if (this.playout !== null) {
-      this.playout = new PlayoutDelay(this.targetS * 1000, this.deps.now(), this.params.live?.jitter);
+      this.playout = new PlayoutDelay(this.targetS * 1000, this.deps.now(), this.params.live?.jitter, this.params.live?.transient);
     }
     this.hooks.liveInfo?.(info, liveCaptureClock(info));
   }
