@@ -142,7 +142,7 @@ export class PlayoutDelay {
     private readonly ceilingMs: number,
     private readonly fromCaptureMs = -Infinity,
     private readonly jitter: JitterEstimator = 'sd',
-    private readonly transient: TransientRule = 'hold',
+    private readonly transient: TransientRule = 'drop',
   ) {}
 
   /**
