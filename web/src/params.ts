@@ -57,7 +57,7 @@ export interface LiveParams {
   /**
    * `transient`: whether the delays of the first groups after the join or a switch up count as
    * any others (`hold`) or stop counting once a later group is in (`drop`;
-   * src/watch/live-playout.ts). Absent: `drop` (since session 28: docs/live.md).
+   * src/watch/live-playout.ts). Absent: `hold` (docs/live.md, session 28).
    */
   transient?: TransientRule;
 }

@@ -216,10 +216,10 @@ describe('PlayoutDelay', () => {
     held.feed(1, hold);
     expect(held.p.envelopeMs(t)).toBeGreaterThan(150); // not a lone group: held
     expect(drop.p.envelopeMs(t)).toBeCloseTo(85, 9);
-    // `drop` is the default
+    // `hold` is the default
     const byDefault = new Frames(new PlayoutDelay(1000));
     byDefault.feed(181, hold);
-    expect(byDefault.p.envelopeMs(t)).toBeCloseTo(85, 9);
+    expect(byDefault.p.envelopeMs(t)).toBeGreaterThan(150);
     // two adjacent late groups and then more: the path's, held
     const worse = new Frames(new PlayoutDelay(1000, -Infinity, 'sd', 'drop'));
     const u = worse.feed(195, (i) => keyframes(i) + (i >= 150 && i % 15 === 0 ? 100 : 0));
@@ -496,9 +496,9 @@ describe('the playout delay on arrival timelines (the control of live-control.ts
   // start-up's pick (its first 2500k keyframe 132 ms late, the scaled allowance 133 ms): 30 ms
   // waited at the switch; and its 2500k keyframes overflowed the 1-BDP queue every few
   // seconds, so a late group's repeat often came after σ had let the lone one go: two waits of
-  // 1–3 ms became 23–28 ms, neither a stall. These figures are `transient=hold`'s; the default
-  // since session 28, `drop`, forgets the late episodes of these paths sooner and stalls once
-  // more on each (rttflap 0 → 1, throttle 3 → 4, 6 Mbit/s 1 → 2, 23–103 ms more waiting).
+  // 1–3 ms became 23–28 ms, neither a stall. These figures are `transient=hold`'s (the default);
+  // `drop` forgets the late episodes of these paths sooner and stalls once more on each
+  // (rttflap 0 → 1, throttle 3 → 4, 6 Mbit/s 1 → 2, 23–103 ms more waiting).
   for (const [name, trace, target, extraStalls, extraStallMs] of [
     ['video-rttflap (300 ms target)', rttflap, 0.3, 0, 50],
     ['the 20 → 1.2 Mbit/s throttle (500 ms target)', throttle, 0.5, 2, 50],
@@ -512,7 +512,7 @@ describe('the playout delay on arrival timelines (the control of live-control.ts
       expect(run.stalls).toBeLessThanOrEqual(fixed.stalls + extraStalls);
       expect(run.stallMs).toBeLessThanOrEqual(1.1 * fixed.stallMs + extraStallMs);
       expect(pct(run.latencyMs, 0.5)).toBeLessThanOrEqual(pct(fixed.latencyMs, 0.5) + 1);
-      const dropped = simulate(arrivals, target, { trace: t });
+      const dropped = simulate(arrivals, target, { trace: t, transient: 'drop' });
       expect(dropped.stalls).toBeLessThanOrEqual(run.stalls + 1);
       expect(dropped.stallMs).toBeLessThanOrEqual(run.stallMs + 110);
     });
