@@ -122,6 +122,15 @@ export function parseSha256Hex(text: string): Uint8Array | null {
   return out;
 }
 
+/** Parameter `name` if it is one of `choices`; null when absent, or wrong (then one line in `errors`). */
+function oneOf<T extends string>(query: URLSearchParams, name: string, choices: readonly T[], errors: string[]): T | null {
+  const value = query.get(name);
+  if (value === null) return null;
+  if ((choices as readonly string[]).includes(value)) return value as T;
+  errors.push(`${name}: expected ${choices.join(' or ')}, got ${JSON.stringify(value)}`);
+  return null;
+}
+
 function parsePositiveNumber(text: string): number | null {
   if (!/^\s*\d+(\.\d+)?\s*$/.test(text)) return null;
   const value = Number(text);
@@ -282,16 +291,10 @@ function parseLiveParams(query: URLSearchParams, errors: string[]): LiveParams {
       live.fec = value;
     }
   }
-  const jitter = query.get('jitter');
-  if (jitter !== null) {
-    if ((JITTER_ESTIMATORS as readonly string[]).includes(jitter)) live.jitter = jitter as JitterEstimator;
-    else errors.push(`jitter: expected ${JITTER_ESTIMATORS.join(' or ')}, got ${JSON.stringify(jitter)}`);
-  }
-  const transient = query.get('transient');
-  if (transient !== null) {
-    if ((TRANSIENT_RULES as readonly string[]).includes(transient)) live.transient = transient as TransientRule;
-    else errors.push(`transient: expected ${TRANSIENT_RULES.join(' or ')}, got ${JSON.stringify(transient)}`);
-  }
+  const jitter = oneOf(query, 'jitter', JITTER_ESTIMATORS, errors);
+  if (jitter !== null) live.jitter = jitter;
+  const transient = oneOf(query, 'transient', TRANSIENT_RULES, errors);
+  if (transient !== null) live.transient = transient;
   const rendition = query.get('rendition');
   if (rendition !== null) {
     if (rendition.trim() === '') errors.push('rendition: empty (expected a live rendition id or index)');
