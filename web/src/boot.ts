@@ -8,7 +8,7 @@
  */
 import { fetchConfig, type ServerConfig } from './config';
 import { StartupTimeline } from './metrics/startup';
-import { liveGiveUpMs, parseParams, parseSha256Hex, sessionUrl, type PlayerParams } from './params';
+import { liveGiveUpMs, parseParams, sessionLiveFec, parseSha256Hex, sessionUrl, type PlayerParams } from './params';
 import { discardEarlySession, takeEarlySession } from './transport/early';
 import { firstPushes, pushParameters, type PushKey } from './transport/pushed';
 import { newLiveDatagramCounters } from './transport/live-datagrams';
@@ -32,10 +32,10 @@ configFetch.catch(() => undefined); // reported when the player needs the answer
 /** Live over datagrams: one counters object for the page's sessions (reconnects add to it). */
 const liveDatagramCounters = newLiveDatagramCounters();
 
-/** How the page's sessions assemble datagram groups with `fec` (null without it: groups on streams). */
+/** How the page's sessions assemble datagram groups (null with `fec=streams`: groups on streams). */
 export function liveDatagramSetup(params: PlayerParams): LiveDatagramSetup | null {
   const live = params.live;
-  return live?.fec === undefined ? null : { keepMs: liveGiveUpMs(live), counters: liveDatagramCounters };
+  return live === undefined || sessionLiveFec(live) === null ? null : { keepMs: liveGiveUpMs(live), counters: liveDatagramCounters };
 }
 
 export interface Connected {

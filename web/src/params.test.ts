@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_BUFFER_S, MAX_LIVE_FEC, liveGiveUpMs, parseParams, parseSha256Hex, sessionUrl, type LiveParams } from './params';
+import { DEFAULT_BUFFER_S, DEFAULT_LIVE_FEC, MAX_LIVE_FEC, liveGiveUpMs, parseParams, parseSha256Hex, sessionLiveFec, sessionUrl, type LiveParams } from './params';
 
 const HASH = 'ab'.repeat(32);
 
@@ -70,11 +70,11 @@ describe('parseParams', () => {
     expect(parsed.errors).toEqual([]);
     expect(parsed.params.mode).toBe('live');
     expect(parsed.params.live).toEqual({ targetLatencyMs: 1000, keepMs: null, rendition: null, abr: false });
-    expect(parsed.params.forwarded).toEqual([]);
+    expect(parsed.params.forwarded).toEqual([['live.fec', 'auto']]);
     parsed = parseParams('?cc=bbr&mode=live&latency=2500&keep=750&rendition=1500k&buffer=3');
     expect(parsed.errors).toEqual([]);
     expect(parsed.params.live).toEqual({ targetLatencyMs: 2500, keepMs: 750, rendition: '1500k', abr: false });
-    expect(parsed.params.forwarded).toEqual([['cc', 'bbr'], ['live.keep_ms', '750']]);
+    expect(parsed.params.forwarded).toEqual([['cc', 'bbr'], ['live.keep_ms', '750'], ['live.fec', 'auto']]);
     expect(parsed.warnings.join()).toMatch(/buffer does not apply to mode=live/);
     parsed = parseParams('?mode=live&bitrate=800');
     expect(parsed.errors).toEqual([]);
@@ -101,15 +101,25 @@ describe('parseParams', () => {
     expect(parsed.errors).toEqual([]);
     expect(parsed.params.live?.fec).toBe('auto');
     expect(parsed.params.forwarded).toEqual([['live.fec', 'auto']]);
-    // Without fec the groups come on streams: nothing is forwarded and the field is absent.
-    expect(parseParams('?mode=live').params.live).not.toHaveProperty('fec');
+    // fec=streams: groups on streams, nothing forwarded.
+    parsed = parseParams('?mode=live&fec=streams');
+    expect(parsed.errors).toEqual([]);
+    expect(parsed.params.live?.fec).toBe('streams');
+    expect(parsed.params.forwarded).toEqual([]);
+    // Without fec the field is absent and the session gets the default, fec=auto.
+    parsed = parseParams('?mode=live');
+    expect(parsed.params.live).not.toHaveProperty('fec');
+    expect(DEFAULT_LIVE_FEC).toBe('auto');
+    expect(parsed.params.forwarded).toEqual([['live.fec', 'auto']]);
+    expect(sessionLiveFec(parsed.params.live as LiveParams)).toBe('auto');
+    expect(sessionLiveFec(parseParams('?mode=live&fec=streams').params.live as LiveParams)).toBeNull();
   });
 
   it('parses jitter (the playout delay\'s σ: sd or diff), player-side only', () => {
     const parsed = parseParams('?mode=live&jitter=diff');
     expect(parsed.errors).toEqual([]);
     expect(parsed.params.live?.jitter).toBe('diff');
-    expect(parsed.params.forwarded).toEqual([]);
+    expect(parsed.params.forwarded).toEqual([['live.fec', 'auto']]);
     expect(parseParams('?mode=live&jitter=sd').params.live?.jitter).toBe('sd');
     expect(parseParams('?mode=live').params.live).not.toHaveProperty('jitter');
     expect(parseParams('?mode=live&jitter=mad').errors).toEqual(['jitter: expected sd or diff, got "mad"']);
@@ -120,7 +130,7 @@ describe('parseParams', () => {
     const parsed = parseParams('?mode=live&transient=drop');
     expect(parsed.errors).toEqual([]);
     expect(parsed.params.live?.transient).toBe('drop');
-    expect(parsed.params.forwarded).toEqual([]);
+    expect(parsed.params.forwarded).toEqual([['live.fec', 'auto']]);
     expect(parseParams('?mode=live').params.live).not.toHaveProperty('transient');
     expect(parseParams('?mode=live&transient=1').errors).toEqual(['transient: expected hold or drop, got "1"']);
   });
@@ -145,7 +155,7 @@ describe('parseParams', () => {
     ['?mode=live&fec=65', /fec: expected/],
     ['?mode=live&fec=1.5', /fec: expected/],
     ['?mode=live&fec=', /fec: expected/],
-    ['?mode=live&fec=AUTO', /fec: expected .* or auto/],
+    ['?mode=live&fec=AUTO', /fec: expected .*, auto or streams/],
     ['?mode=abr&fec=4', /fec only applies to mode=live/],
     ['?mode=live&rendition=', /rendition: empty/],
     ['?mode=live&rendition=1&bitrate=800', /rendition or bitrate, not both/],

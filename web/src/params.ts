@@ -44,10 +44,10 @@ export interface LiveParams {
    * `fec=K`: groups as datagrams with one parity fragment per K data fragments (0: NACKs only),
    * or `fec=auto`: parity while the connection is new or losing packets, as much as its loss
    * rate asks for (at most one per AUTO_FEC_MAX_K); forwarded as the session parameter
-   * `live.fec`. Absent (not null, so parsed parameters without it compare equal to the
-   * contract's vectors): groups on streams.
+   * `live.fec`. `fec=streams`: groups on streams, nothing forwarded. Absent (not null, so parsed
+   * parameters without it compare equal to the contract's vectors): DEFAULT_LIVE_FEC.
    */
-  fec?: number | 'auto';
+  fec?: LiveFec;
   /**
    * `jitter`: how the playout delay's jitter term is estimated (src/watch/live-playout.ts):
    * `sd`, the standard deviation of the recent groups' largest delays, or `diff`, from their
@@ -57,9 +57,23 @@ export interface LiveParams {
   /**
    * `transient`: whether the delays of the first groups after the join or a switch up count as
    * any others (`hold`) or stop counting once a later group is in (`drop`;
-   * src/watch/live-playout.ts). Absent: `hold` (docs/live.md, session 28).
+   * src/watch/live-playout.ts). Absent: `drop` (docs/live.md, sessions 28–29).
    */
   transient?: TransientRule;
+}
+
+export type LiveFec = number | 'auto' | 'streams';
+/**
+ * Live groups as datagrams with parity that follows the loss unless the page says otherwise:
+ * in the paired campaigns of docs/results/live (sessions 27–29) it never stalled on
+ * video-rttflap's random losses, where streams wait a round trip per lost packet and stall.
+ */
+export const DEFAULT_LIVE_FEC: LiveFec = 'auto';
+
+/** The session's `live.fec` for these parameters: null for groups on streams. */
+export function sessionLiveFec(live: LiveParams): number | 'auto' | null {
+  const fec = live.fec ?? DEFAULT_LIVE_FEC;
+  return fec === 'streams' ? null : fec;
 }
 
 export interface PlayerParams {
@@ -202,7 +216,8 @@ export function parseParams(search: string | URLSearchParams): ParsedParams {
     params.live = parseLiveParams(query, errors);
     const keep = params.live.keepMs;
     if (keep !== null) params.forwarded.push(['live.keep_ms', String(keep)]);
-    if (params.live.fec !== undefined) params.forwarded.push(['live.fec', String(params.live.fec)]);
+    const fec = sessionLiveFec(params.live);
+    if (fec !== null) params.forwarded.push(['live.fec', String(fec)]);
     if (bitrate !== null && query.get('rendition') !== null) errors.push('give rendition or bitrate, not both');
     if (params.live.abr && query.get('rendition') !== null) errors.push('rendition fixes the live rendition; with abr=1 give bitrate (the ladder cap) instead');
   } else {
@@ -281,12 +296,12 @@ function parseLiveParams(query: URLSearchParams, errors: string[]): LiveParams {
     }
   }
   const fec = query.get('fec');
-  if (fec === 'auto') {
-    live.fec = 'auto';
+  if (fec === 'auto' || fec === 'streams') {
+    live.fec = fec;
   } else if (fec !== null) {
     const value = /^\d+$/.test(fec.trim()) ? Number(fec) : NaN;
     if (!(value >= 0 && value <= MAX_LIVE_FEC)) {
-      errors.push(`fec: expected data fragments per parity fragment, a whole number in [0, ${MAX_LIVE_FEC}] (0: no parity, NACKs only) or auto, got ${JSON.stringify(fec)}`);
+      errors.push(`fec: expected data fragments per parity fragment, a whole number in [0, ${MAX_LIVE_FEC}] (0: no parity, NACKs only), auto or streams, got ${JSON.stringify(fec)}`);
     } else {
       live.fec = value;
     }

@@ -216,10 +216,10 @@ describe('PlayoutDelay', () => {
     held.feed(1, hold);
     expect(held.p.envelopeMs(t)).toBeGreaterThan(150); // not a lone group: held
     expect(drop.p.envelopeMs(t)).toBeCloseTo(85, 9);
-    // `hold` is the default
+    // `drop` is the default
     const byDefault = new Frames(new PlayoutDelay(1000));
     byDefault.feed(181, hold);
-    expect(byDefault.p.envelopeMs(t)).toBeGreaterThan(150);
+    expect(byDefault.p.envelopeMs(t)).toBeCloseTo(85, 9);
     // two adjacent late groups and then more: the path's, held
     const worse = new Frames(new PlayoutDelay(1000, -Infinity, 'sd', 'drop'));
     const u = worse.feed(195, (i) => keyframes(i) + (i >= 150 && i % 15 === 0 ? 100 : 0));
@@ -496,8 +496,8 @@ describe('the playout delay on arrival timelines (the control of live-control.ts
   // start-up's pick (its first 2500k keyframe 132 ms late, the scaled allowance 133 ms): 30 ms
   // waited at the switch; and its 2500k keyframes overflowed the 1-BDP queue every few
   // seconds, so a late group's repeat often came after σ had let the lone one go: two waits of
-  // 1–3 ms became 23–28 ms, neither a stall. These figures are `transient=hold`'s (the default);
-  // `drop` forgets the late episodes of these paths sooner and stalls once more on each
+  // 1–3 ms became 23–28 ms, neither a stall. These figures are `transient=hold`'s; the default,
+  // `drop`, forgets the late episodes of these paths sooner and stalls once more on each
   // (rttflap 0 → 1, throttle 3 → 4, 6 Mbit/s 1 → 2, 23–103 ms more waiting).
   for (const [name, trace, target, extraStalls, extraStallMs] of [
     ['video-rttflap (300 ms target)', rttflap, 0.3, 0, 50],

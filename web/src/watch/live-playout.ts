@@ -25,8 +25,8 @@
  * latency ~100 ms higher for 10–15 s for a repeat that seldom comes (session 13's
  * video-rttflap trace); a rise that persists (an RTT step, a queue) or recurs (late groups every
  * few seconds) has a second group as late and is held in full. Two more late episodes come from
- * one event, and `transient=drop` (opt-in; the default `hold` keeps them) does not hold them:
- * the first TRANSIENT_GROUPS groups after the join or a switch up — the sender's ramp, ~0.5 s of queue at
+ * one event and are not held (`transient=drop`, the default; `hold` keeps them): the first
+ * TRANSIENT_GROUPS groups after the join or a switch up — the sender's ramp, ~0.5 s of queue at
  * the sender when live ABR's pick exceeds the controller's initial rate — stop counting once a
  * later group is in; and the two largest groups, when adjacent (one hold across their
  * boundary), count as the third largest once the group after them is in (session 28).
@@ -147,7 +147,7 @@ export class PlayoutDelay {
     private readonly ceilingMs: number,
     private readonly fromCaptureMs = -Infinity,
     private readonly jitter: JitterEstimator = 'sd',
-    private readonly transient: TransientRule = 'hold',
+    private readonly transient: TransientRule = 'drop',
   ) {}
 
   /**

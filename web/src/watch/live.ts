@@ -15,7 +15,7 @@ import { MediaBuffer } from '../media/buffer';
 import { bufferAhead, type Range } from '../media/ranges';
 import type { BitrateSwitch, LiveMetrics } from '../metrics/types';
 import type { ViewerPlayer } from './viewer';
-import type { PlayerParams } from '../params';
+import { sessionLiveFec, type PlayerParams } from '../params';
 import {
   LIVE_EDGE,
   LIVE_SUPERSEDED,
@@ -220,7 +220,7 @@ export class LivePlayer implements ViewerPlayer {
     const supported = (i: number): boolean => this.deps.isTypeSupported(info.renditions[i]?.mime ?? '');
     let r: number;
     if (this.params.live?.abr) {
-      this.abr = liveAbrFor(info, this.params.bitrateKbps, this.targetS, supported, this.params.live?.fec ?? null);
+      this.abr = liveAbrFor(info, this.params.bitrateKbps, this.targetS, supported, this.params.live ? sessionLiveFec(this.params.live) : null);
       r = this.abr.rendition;
       this.traceHeader = { bitratesBps: info.renditions.map((x) => x.bitrate_bps), allowed: [...this.abr.ladder], initial: r, groupS: info.group_duration_us / 1e6, targetS: this.targetS, keySampling: KEY_SAMPLING, ...(this.abr.wireFactors ? { wireFactor: [...this.abr.wireFactors] } : {}) };
     } else {
