@@ -137,6 +137,34 @@ describe('LiveAbr on a simulated bottleneck', () => {
     expect(abr.lastThroughputKbps).toBeLessThan(2000);
   });
 
+  it('steps up once on a keyframe sample that read too high, and measures the new rendition before the next step', () => {
+    // The live ladder up to 2500k on a 1.7 Mbit/s link (20 ms one way), keyframes 2 × a frame;
+    // a group lost at 8 steps down and raises Q. Group 20's 750k keyframe reads 3.6 Mbit/s (its
+    // delay 3 ms over the base, as when the path's delay falls under it), a sample that stays
+    // in the 3 s window for six groups.
+    const ladder = [300_000, 750_000, 1_500_000, 2_000_000, 2_500_000];
+    const capKbps = 1700;
+    const abr = new LiveAbr(ladder, { groupS: GROUP_MS / 1000, targetS: 0.3, initial: 1 });
+    const decisions: Array<AbrDecision & { group: number }> = [];
+    for (let g = 0; g < 30; g++) {
+      const rendition = abr.rendition;
+      const mean = (ladder[rendition] as number) / 8 / FPS;
+      const inter = Math.round((mean * (F - 2)) / (F - 1));
+      for (let j = 0; j < F; j++) {
+        const bytes = j === 0 ? Math.round(2 * mean) : inter;
+        const captureMs = (g * F + j) * FRAME_MS;
+        const queueMs = j > 0 ? 0 : g === 20 ? 3 : ((bytes - inter) * 8) / capKbps;
+        abr.onChunk({ group: g, rendition, bytes, captureMs, arrivalMs: captureMs + 20 + (inter * 8) / capKbps + queueMs });
+      }
+      const d = abr.onGroupEnd(g, g !== 8, { latencyS: 0.1, bufferS: 0.1 });
+      if (d !== null) decisions.push({ ...d, group: g });
+    }
+    // One step up on the sample (750k → 1500k, a probe); 1500k's own keyframes then read
+    // 1.7 Mbit/s, short of 1.2 × 2000k, so it stays. Measured on any rendition, the sample
+    // also took 1500k → 2000k five groups later, and 2000k had to step back down.
+    expect(decisions.filter((d) => d.group >= 20).map((d) => [d.group, d.rendition, d.reason])).toEqual([[20, 2, 'throughput']]);
+  });
+
   it('steps down at once on a lost group or a queue above half the target', () => {
     const abr = new LiveAbr(LADDER, { groupS: 0.5, targetS: 0.3, initial: 3 });
     expect(abr.onGroupEnd(7, false, { latencyS: 0.5, bufferS: 0 })).toMatchObject({ rendition: 2, reason: 'dropped' });

@@ -31,7 +31,10 @@
  *   latency target never holds).
  * - Up-switches: one step at a time (as dash.js), only when the next rendition is below the
  *   throughput divided by UP_MARGIN (keyframes arrive as bursts above the mean bitrate), and
- *   not within UP_HOLD_GROUPS of a down-switch (GUARD_HOLD_GROUPS after a guard's). Down-switches by throughput only when the
+ *   not within UP_HOLD_GROUPS of a down-switch (GUARD_HOLD_GROUPS after a guard's). The
+ *   throughput for a step up is measured on the rendition playing: each step up is a probe,
+ *   and its result is in before the next (one sample that read too high — a keyframe as the
+ *   path's delay fell — otherwise climbs every group while it stays in the window). Down-switches by throughput only when the
  *   current rendition is above the throughput (the learner's expected bitrate may drift below
  *   a rendition the path still carries; dash.js would follow it, and oscillate).
  * - Latency and buffer guard: a group the player lost (reset by the server, or given up as
@@ -179,7 +182,7 @@ export class LiveAbr {
   /** Recent chunks (arrival ms, bytes): the delivered rate. */
   private arrivals: Array<{ arrivalMs: number; bytes: number }> = [];
   /** Keyframe rate samples: (arrival ms, kbit/s). */
-  private keySamples: Array<{ arrivalMs: number; kbps: number }> = [];
+  private keySamples: Array<{ arrivalMs: number; kbps: number; rendition: number }> = [];
   private measured = 0;
   /** Groups ended since the last down-switch, and how many must pass before an up-switch. */
   private sinceDown = Infinity;
@@ -290,7 +293,7 @@ export class LiveAbr {
     const keyframe = groupStart || !this.keySampling.groupStartOnly;
     if (keyframe && c.bytes >= this.keySampling.factor * base.bytes) {
       const kbps = ((c.bytes - base.bytes) * 8) / Math.max(queueMs, LIVE_ABR.MIN_DELAY_MS);
-      this.keySamples.push({ arrivalMs: c.arrivalMs, kbps });
+      this.keySamples.push({ arrivalMs: c.arrivalMs, kbps, rendition: c.rendition });
     }
     this.arrivals.push({ arrivalMs: c.arrivalMs, bytes: wireBytes });
     const deliveredHorizon = c.arrivalMs - LIVE_ABR.DELIVERED_WINDOW_MS;
@@ -305,12 +308,16 @@ export class LiveAbr {
     return (this.arrivals.reduce((n, a) => n + a.bytes, 0) * 8) / LIVE_ABR.DELIVERED_WINDOW_MS;
   }
 
-  /** Throughput of a finished group, kbit/s (null: nothing to go by). */
-  private throughput(g: GroupMeasure): number | null {
-    if (g.bytes === 0) return null;
+  /**
+   * Throughput of a finished group, kbit/s (null: nothing to go by). With `rendition`, only
+   * what was measured on that rendition's chunks counts (the group itself, and key samples).
+   */
+  private throughput(g: GroupMeasure, rendition?: number): number | null {
+    if (g.bytes === 0 || (rendition !== undefined && g.rendition !== rendition && g.minQueueMs > LIVE_ABR.QUEUED_MS)) return null;
     if (g.minQueueMs > LIVE_ABR.QUEUED_MS) return (g.bytes * 8) / Math.max(g.lastArrivalMs - g.startMs, LIVE_ABR.MIN_DELAY_MS);
-    if (this.keySamples.length === 0) return null;
-    return Math.max(...this.keySamples.map((k) => k.kbps));
+    const samples = rendition === undefined ? this.keySamples : this.keySamples.filter((k) => k.rendition === rendition);
+    if (samples.length === 0) return null;
+    return Math.max(...samples.map((k) => k.kbps));
   }
 
   /**
@@ -346,7 +353,7 @@ export class LiveAbr {
       this.q = this.vl;
       return this.decision(before, 'startup', throughputKbps, queueMs);
     }
-    this.learn(throughputKbps);
+    this.learn(throughputKbps, g ? this.throughput(g, this.rendition) : null);
     return this.decision(before, 'throughput', throughputKbps, queueMs);
   }
 
@@ -390,8 +397,8 @@ export class LiveAbr {
     this.q = LIVE_ABR.REACT * Math.max(this.vl, this.q);
   }
 
-  /** The L2A-LL step on one group's throughput (kbit/s). */
-  private learn(throughputKbps: number): void {
+  /** The L2A-LL step on one group's throughput, and the part of it measured on the rendition playing (kbit/s). */
+  private learn(throughputKbps: number, playingKbps: number | null): void {
     const thr = Math.max(throughputKbps, 1);
     const v = this.groupS;
     const prev = this.w;
@@ -410,9 +417,11 @@ export class LiveAbr {
       if (Math.abs(b - expected) < Math.abs((this.kbps[k] as number) - expected)) k = i;
     });
     if (k > this.position) {
-      // Cautious ascent: one step, with headroom for the next rendition, not right after a drop.
+      // Cautious ascent: one step, with headroom for the next rendition measured on the one
+      // playing, not right after a drop.
       const next = this.kbps[this.position + 1] as number;
-      k = next * LIVE_ABR.UP_MARGIN <= thr && this.sinceDown >= this.hold ? this.position + 1 : this.position;
+      const up = playingKbps !== null && next * LIVE_ABR.UP_MARGIN <= playingKbps && this.sinceDown >= this.hold;
+      k = up ? this.position + 1 : this.position;
     } else if (k < this.position && (this.kbps[this.position] as number) <= thr) {
       k = this.position; // the path still carries the current rendition
     }
