@@ -266,7 +266,7 @@ def test_datagram_mode_sends_data_then_parity_per_chunk_and_no_stream(live_media
     asyncio.run(scenario())
 
 
-def test_auto_parity_starts_on_goes_off_on_a_clean_path_and_comes_back_with_a_loss(
+def test_auto_parity_starts_on_falls_to_one_per_chunk_on_a_clean_path_and_comes_back_with_a_loss(
     live_media: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(live_parity, "LOSS_MEMORY_S", 0.3)
@@ -282,14 +282,15 @@ def test_auto_parity_starts_on_goes_off_on_a_clean_path_and_comes_back_with_a_lo
         await asyncio.sleep(0.1)
         assert sub.counters.parity_k == AUTO_FEC_MAX_K and sub.counters.parity_sent > 0
         counts[0] = 1_000_000
-        await asyncio.sleep(0.5)  # 0.3 s without a loss: parity off
-        assert sub.counters.parity_k == 0
-        off_at = sub.counters.parity_sent
+        await asyncio.sleep(0.5)  # 0.3 s without a loss: one parity fragment per chunk
+        assert sub.counters.parity_k == live_parity.FLOOR_K
+        floor_at = sub.counters.parity_sent
+        await asyncio.sleep(0.2)
+        assert sub.counters.parity_sent > floor_at  # still sent
         counts[0], counts[1] = 2_000_000, 1_200  # one packet lost
         await asyncio.sleep(0.3)
         sub.close()
         channel.close()
-        assert sub.counters.parity_sent > off_at
         assert sub.counters.parity_k == AUTO_FEC_MAX_K and sub.counters.parity_changes == 3
 
     asyncio.run(scenario())
@@ -563,7 +564,7 @@ def test_live_over_datagrams_over_quic(fake_media: Path, live_media: Path, tmp_p
     asyncio.run(scenario())
 
 
-def test_auto_parity_over_a_lossless_quic_connection_is_shed(
+def test_auto_parity_over_a_lossless_quic_connection_falls_to_one_per_chunk(
     fake_media: Path, live_media: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(live_parity, "LOSS_MEMORY_S", 0.3)
@@ -576,8 +577,9 @@ def test_auto_parity_over_a_lossless_quic_connection_is_shed(
                 await asyncio.sleep(0.6)
                 info = server.sessions_info()[-1]
                 assert info["live_fec"] == "auto" and info["live_datagrams_sent"] > 0
-                # parity while the path was unknown, none once it had not lost for 0.3 s
-                assert info["live_parity_sent"] > 0 and info["live_parity_k"] == 0
+                # K = 8 while the path was unknown, one per chunk once it had not lost for 0.3 s
+                assert info["live_parity_sent"] > 0
+                assert info["live_parity_k"] == live_parity.FLOOR_K
                 assert info["live_parity_changes"] == 2
                 assert not client.live_groups
 

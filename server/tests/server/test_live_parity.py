@@ -7,6 +7,7 @@ import pytest
 from pccstream.contracts import AUTO_FEC_MAX_K
 from pccstream.server.live_parity import (
     AUTO_FEC_MIN_K,
+    FLOOR_K,
     LOSS_MEMORY_S,
     FixedParity,
     LossAdaptiveParity,
@@ -46,7 +47,7 @@ def test_a_fixed_k_is_a_fixed_k() -> None:
     assert parity_policy(0, None).k(5.0) == 0
 
 
-def test_auto_starts_protected_and_sheds_parity_once_the_path_has_not_lost_for_the_memory() -> None:
+def test_auto_starts_protected_and_keeps_one_parity_per_chunk_once_the_path_is_clean() -> None:
     counts = Counts()
     parity = LossAdaptiveParity(counts)
     t = 0.0
@@ -54,9 +55,9 @@ def test_auto_starts_protected_and_sheds_parity_once_the_path_has_not_lost_for_t
         counts.sent += 30_000
         assert parity.k(t) == AUTO_FEC_MAX_K
         t += 0.125
-    for _ in range(50):  # then 6.25 s more, nothing lost: none
+    for _ in range(50):  # then 6.25 s more, nothing lost: one parity per chunk
         counts.sent += 30_000
-        assert parity.k(t) == 0
+        assert parity.k(t) == FLOOR_K
         t += 0.125
     counts.sent += 30_000
     counts.lost += 1_200  # one packet in ~1.5 MB: rare random loss
@@ -67,12 +68,12 @@ def test_auto_starts_protected_and_sheds_parity_once_the_path_has_not_lost_for_t
         t += 0.125
         counts.sent += 30_000
         assert parity.k(t) == AUTO_FEC_MAX_K
-    # ... and goes once it is older.
+    # ... and falls back to the floor once it is older.
     for _ in range(10):
         t += 0.125
         counts.sent += 30_000
         parity.k(t)
-    assert parity.k(t) == 0
+    assert parity.k(t) == FLOOR_K
 
 
 def test_auto_follows_the_loss_rate_of_its_window() -> None:
@@ -111,4 +112,4 @@ def test_auto_reads_the_counters_at_most_every_tenth_of_a_second() -> None:
 def test_auto_without_a_loss_source_sees_a_path_that_never_loses() -> None:
     parity = parity_policy("auto", None)
     assert parity.k(1.0) == AUTO_FEC_MAX_K
-    assert parity.k(1.0 + LOSS_MEMORY_S) == 0
+    assert parity.k(1.0 + LOSS_MEMORY_S) == FLOOR_K
