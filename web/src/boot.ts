@@ -8,7 +8,7 @@
  */
 import { fetchConfig, type ServerConfig } from './config';
 import { StartupTimeline } from './metrics/startup';
-import { liveGiveUpMs, parseParams, sessionLiveFec, parseSha256Hex, sessionUrl, type PlayerParams } from './params';
+import { liveGiveUpMs, parseParams, parseSha256Hex, sessionLiveFec, sessionUrl, type PlayerParams } from './params';
 import { discardEarlySession, takeEarlySession } from './transport/early';
 import { firstPushes, pushParameters, type PushKey } from './transport/pushed';
 import { newLiveDatagramCounters } from './transport/live-datagrams';

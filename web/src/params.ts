@@ -42,8 +42,9 @@ export interface LiveParams {
   abr: boolean;
   /**
    * `fec=K`: groups as datagrams with one parity fragment per K data fragments (0: NACKs only),
-   * or `fec=auto`: parity while the connection is new or losing packets, as much as its loss
-   * rate asks for (at most one per AUTO_FEC_MAX_K); forwarded as the session parameter
+   * or `fec=auto`: as much parity as the connection's loss rate asks for (at most one per
+   * AUTO_FEC_MAX_K, and that while the connection is new), one per chunk on a path that has not
+   * lost for 30 s (shared/PROTOCOL.md); forwarded as the session parameter
    * `live.fec`. `fec=streams`: groups on streams, nothing forwarded. Absent (not null, so parsed
    * parameters without it compare equal to the contract's vectors): DEFAULT_LIVE_FEC.
    */
@@ -65,8 +66,9 @@ export interface LiveParams {
 export type LiveFec = number | 'auto' | 'streams';
 /**
  * Live groups as datagrams with parity that follows the loss unless the page says otherwise:
- * in the paired campaigns of docs/results/live (sessions 27–29) it never stalled on
- * video-rttflap's random losses, where streams wait a round trip per lost packet and stall.
+ * in the paired campaigns of docs/results/live (s27c–s29d) it stalled on one of 27
+ * video-rttflap blocks (a loss after parity had gone off, which it no longer does), where
+ * streams wait a round trip per lost packet and stalled on 5 of 12 in session 29 alone.
  */
 export const DEFAULT_LIVE_FEC: LiveFec = 'auto';
 
