@@ -34,9 +34,10 @@
  *   not within UP_HOLD_GROUPS of a down-switch (GUARD_HOLD_GROUPS after a guard's). The
  *   throughput for a step up is measured on the rendition playing: each step up is a probe,
  *   and its result is in before the next (one sample that read too high — a keyframe as the
- *   path's delay fell — otherwise climbs every group while it stays in the window). Down-switches by throughput only when the
- *   current rendition is above the throughput (the learner's expected bitrate may drift below
- *   a rendition the path still carries; dash.js would follow it, and oscillate).
+ *   path's delay fell — otherwise climbs every group while it stays in the window).
+ *   Down-switches by throughput only when the current rendition is above the throughput
+ *   (the learner's expected bitrate may drift below a rendition the path still carries;
+ *   dash.js would follow it, and oscillate).
  * - Latency and buffer guard: a group the player lost (reset by the server, or given up as
  *   too late), a queueing delay (the minimum over the group's last GUARD_CHUNKS chunks) above
  *   LATENCY_SHARE of the target, or a buffer below one frame while the latency is over target
@@ -313,8 +314,11 @@ export class LiveAbr {
    * what was measured on that rendition's chunks counts (the group itself, and key samples).
    */
   private throughput(g: GroupMeasure, rendition?: number): number | null {
-    if (g.bytes === 0 || (rendition !== undefined && g.rendition !== rendition && g.minQueueMs > LIVE_ABR.QUEUED_MS)) return null;
-    if (g.minQueueMs > LIVE_ABR.QUEUED_MS) return (g.bytes * 8) / Math.max(g.lastArrivalMs - g.startMs, LIVE_ABR.MIN_DELAY_MS);
+    if (g.bytes === 0) return null;
+    if (g.minQueueMs > LIVE_ABR.QUEUED_MS) {
+      if (rendition !== undefined && g.rendition !== rendition) return null;
+      return (g.bytes * 8) / Math.max(g.lastArrivalMs - g.startMs, LIVE_ABR.MIN_DELAY_MS);
+    }
     const samples = rendition === undefined ? this.keySamples : this.keySamples.filter((k) => k.rendition === rendition);
     if (samples.length === 0) return null;
     return Math.max(...samples.map((k) => k.kbps));

@@ -220,7 +220,7 @@ export class LivePlayer implements ViewerPlayer {
     const supported = (i: number): boolean => this.deps.isTypeSupported(info.renditions[i]?.mime ?? '');
     let r: number;
     if (this.params.live?.abr) {
-      this.abr = liveAbrFor(info, this.params.bitrateKbps, this.targetS, supported, this.params.live ? sessionLiveFec(this.params.live) : null);
+      this.abr = liveAbrFor(info, this.params.bitrateKbps, this.targetS, supported, sessionLiveFec(this.params.live));
       r = this.abr.rendition;
       this.traceHeader = { bitratesBps: info.renditions.map((x) => x.bitrate_bps), allowed: [...this.abr.ladder], initial: r, groupS: info.group_duration_us / 1e6, targetS: this.targetS, keySampling: KEY_SAMPLING, ...(this.abr.wireFactors ? { wireFactor: [...this.abr.wireFactors] } : {}) };
     } else {
