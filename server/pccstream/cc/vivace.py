@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import random
+from collections import deque
 from dataclasses import dataclass
 
 from .monitor_interval import MiResult
@@ -246,6 +247,14 @@ class VivaceParams(PccParams):
         "1-BDP link the p95 RTT inflation rose by 0.6-0.8 ms, over issue 4's 5 ms (0 = "
         "off: the step as the gradient sets it; see docs/cc.md, session 18)",
         lo=0.0, hi=100.0)
+    decrease_to_capacity_window_s: float = param(
+        0.0, "decrease_to_capacity applies only to a pair whose lower probe's smallest RTT "
+        "sample stood within queue_drain's threshold of the smallest RTT sample of the MIs "
+        "finished in the last this many seconds: a pair that stands on a queue steps down "
+        "the full omega and drains it. The min RTT cannot be the floor, as it never forgets "
+        "a shorter path (the thesis's RTT is redrawn every 5 s), so the floor is recent; a "
+        "queue that stood for the whole window reads as the path (0 = no such test)",
+        lo=0.0, hi=60.0)
     external_rtt_rise: float = param(
         0.0, "an RTT gradient more than this many times what the MI's own excess could "
         "build is not our queue (a path that got longer, a host stall) and decides "
@@ -306,6 +315,8 @@ class Vivace(PccSender):
         self.k = 0  # change-boundary level
         # The moving state's reference: the last MI with a known utility, and that utility.
         self._ref: tuple[MiResult, float] | None = None
+        # decrease_to_capacity_window_s: (finish time, smallest RTT sample) of recent MIs.
+        self._recent_rtt_mins: deque[tuple[float, float]] = deque()
 
     # -- utility ---------------------------------------------------------------------------
 
@@ -443,6 +454,7 @@ class Vivace(PccSender):
     def on_mi_finished(self, now: float, result: MiResult, utility: float) -> Verdict:
         assert isinstance(result.tag, MiTag)
         role = result.tag.role
+        self._note_rtt_min(result)
         if role == "drain":
             self._update_path_floor(result)  # the drain's own samples show how low the RTT goes
             self._judge_drain_delivery(result, now=now)
@@ -746,10 +758,27 @@ class Vivace(PccSender):
         higher probe alone grew the queue, to the capacity that growth implies less about
         decrease_to_capacity x eps."""
         grew = self.mi_utility(hi)[1]
-        if grew <= 0 or self.mi_utility(lo)[1] > 0:
+        if grew <= 0 or self.mi_utility(lo)[1] > 0 or self._stands_on_queue(lo):
             return -math.inf
         capacity = hi.send_rate / (1 + grew)
         return min(capacity / (1 + self.p.decrease_to_capacity * self.epsilon) - center, 0.0)
+
+    def _note_rtt_min(self, result: MiResult) -> None:
+        window = self.p.decrease_to_capacity_window_s
+        if window <= 0 or result.rtt_min <= 0:
+            return
+        recent = self._recent_rtt_mins
+        recent.append((result.finish_time, result.rtt_min))
+        while recent and recent[0][0] < result.finish_time - window:
+            recent.popleft()
+
+    def _stands_on_queue(self, lo: MiResult) -> bool:
+        """decrease_to_capacity_window_s: `lo`'s smallest RTT sample stood more than
+        queue_drain's threshold above the recent floor."""
+        if self.p.decrease_to_capacity_window_s <= 0 or lo.rtt_min <= 0:
+            return False
+        floor = min((rtt for _, rtt in self._recent_rtt_mins), default=lo.rtt_min)
+        return lo.rtt_min - floor > self._queue_threshold(floor)
 
     def _rise_is_external(self, mi: MiResult, seen: MiResult) -> bool:
         """external_rtt_rise: `mi`'s RTT grew faster than its excess over the rate `seen`

@@ -674,6 +674,39 @@ def test_decrease_stops_at_the_capacity_the_higher_probes_gradient_implies(k: fl
     assert mbps(v.rate) < 9.0
 
 
+def _pair_on_floor(v: Vivace, *, lo_rtt_min: float, at: float) -> str:
+    """A pair whose higher probe grew the queue at 2 % a second; the lower probe's smallest
+    RTT sample was `lo_rtt_min`; both finish at `at` seconds."""
+    verdict = ""
+    for slot, rate in enumerate(v._probe_rates):
+        is_hi = rate > v.rate
+        r = dataclasses.replace(
+            result(mbps(rate), tag=MiTag(v.epoch, "probe", slot),
+                   gradient=0.02 if is_hi else 0.0),
+            rtt_min=0.034 if is_hi else lo_rtt_min, finish_time=at)
+        verdict = v.on_mi_finished(at, r, v.mi_utility(r)[0]).decision
+    return verdict
+
+
+def test_decrease_to_capacity_leaves_a_pair_standing_on_a_queue_the_full_step() -> None:
+    def after_floor(floor_rtt: float, floor_at: float, lo_rtt_min: float) -> float:
+        v = probing_vivace(10.0, theta0=2.0, omega0=1.0, decrease_to_capacity=1.0,
+                           decrease_to_capacity_window_s=2.0)
+        drain = dataclasses.replace(result(9.0, tag=MiTag(v.epoch, "drain")),
+                                    rtt_min=floor_rtt, finish_time=floor_at)
+        assert v.on_mi_finished(floor_at, drain, 0.0).decision == "drained"
+        assert _pair_on_floor(v, lo_rtt_min=lo_rtt_min, at=10.0) == "decrease"
+        return mbps(v.rate)
+
+    held = 10.5 / 1.02 / 1.05
+    # The lower probe ran at the path's recent floor: the decrease stops at capacity.
+    assert after_floor(0.030, 9.0, lo_rtt_min=0.0305) == pytest.approx(held)
+    # It stood 6 ms above it (threshold: max(0.1 x 30 ms, 2 ms)): the full step drains it.
+    assert after_floor(0.030, 9.0, lo_rtt_min=0.036) < 9.0
+    # A shorter path seen before the window is forgotten: the longer path is the floor.
+    assert after_floor(0.010, 7.0, lo_rtt_min=0.036) == pytest.approx(held)
+
+
 @pytest.mark.parametrize("k", [0.0, 3.0])
 def test_an_rtt_rise_no_excess_of_ours_explains_decides_no_pair(k: float) -> None:
     # The lower probe delivered 9.5 Mbit/s with no RTT growth, so the higher one (10.5)
