@@ -22,13 +22,13 @@ from __future__ import annotations
 import dataclasses
 import math
 import random
-from collections import deque
 from dataclasses import dataclass
 
 from .monitor_interval import MiResult
 from .params import param
 from .pcc_sender import SLOW_START_HOLDS, MiTag, PccParams, PccSender, SlowStart, Verdict
 from .utility import MBIT, filter_rtt_gradient, small_sample_factor, vivace_utility
+from .windowed_filter import MinFilter
 
 # m(tau) is linear up to this many consecutive same-direction decisions, then grows 2x.
 AMPLIFIER_LINEAR_UNTIL = 3
@@ -250,9 +250,10 @@ class VivaceParams(PccParams):
     decrease_to_capacity_window_s: float = param(
         0.0, "decrease_to_capacity applies only to a pair whose lower probe's smallest RTT "
         "sample stood within queue_drain's threshold of the smallest RTT sample of the MIs "
-        "finished in the last this many seconds: a pair that stands on a queue steps down "
-        "the full omega and drains it. The min RTT cannot be the floor, as it never forgets "
-        "a shorter path (the thesis's RTT is redrawn every 5 s), so the floor is recent; a "
+        "finished in the last this many seconds (BBR's windowed min filter): a pair that "
+        "stands on a queue steps down the full omega and drains it. The min RTT cannot be "
+        "the floor, as it never forgets a shorter path (the thesis's RTT is redrawn every "
+        "5 s), so the floor is recent; a "
         "queue that stood for the whole window reads as the path. On the real stack's "
         "1-BDP link it moved the floor's p95 RTT inflation by 0.06 ms (5.13 against 5.19 ms, "
         "the default 4.48): that queue does not stand under the lower probe (0 = no such "
@@ -318,8 +319,9 @@ class Vivace(PccSender):
         self.k = 0  # change-boundary level
         # The moving state's reference: the last MI with a known utility, and that utility.
         self._ref: tuple[MiResult, float] | None = None
-        # decrease_to_capacity_window_s: (finish time, smallest RTT sample) of recent MIs.
-        self._recent_rtt_mins: deque[tuple[float, float]] = deque()
+        # decrease_to_capacity_window_s: the smallest RTT sample of the MIs finished lately.
+        window = self.p.decrease_to_capacity_window_s
+        self._recent_rtt_floor = MinFilter(window) if window > 0 else None
 
     # -- utility ---------------------------------------------------------------------------
 
@@ -767,20 +769,16 @@ class Vivace(PccSender):
         return min(capacity / (1 + self.p.decrease_to_capacity * self.epsilon) - center, 0.0)
 
     def _note_rtt_min(self, result: MiResult) -> None:
-        window = self.p.decrease_to_capacity_window_s
-        if window <= 0 or result.rtt_min <= 0:
-            return
-        recent = self._recent_rtt_mins
-        recent.append((result.finish_time, result.rtt_min))
-        while recent and recent[0][0] < result.finish_time - window:
-            recent.popleft()
+        if self._recent_rtt_floor is not None and result.rtt_min > 0:
+            self._recent_rtt_floor.update(result.rtt_min, result.finish_time)
 
     def _stands_on_queue(self, lo: MiResult) -> bool:
         """decrease_to_capacity_window_s: `lo`'s smallest RTT sample stood more than
-        queue_drain's threshold above the recent floor."""
-        if self.p.decrease_to_capacity_window_s <= 0 or lo.rtt_min <= 0:
+        queue_drain's threshold above the recent floor (`lo` itself is in the filter)."""
+        recent = self._recent_rtt_floor
+        if recent is None or recent.empty or lo.rtt_min <= 0:
             return False
-        floor = min((rtt for _, rtt in self._recent_rtt_mins), default=lo.rtt_min)
+        floor = recent.best()
         return lo.rtt_min - floor > self._queue_threshold(floor)
 
     def _rise_is_external(self, mi: MiResult, seen: MiResult) -> bool:
