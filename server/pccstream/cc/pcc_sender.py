@@ -595,8 +595,10 @@ class SlowStart:
     """
 
     def __init__(self, full_pipe_growth: float = 0.0, *, max_delivery_ratio: float = 0.0,
-                 min_send_fill: float = 0.0, min_delivery_ratio: float = 0.0) -> None:
+                 min_send_fill: float = 0.0, min_delivery_ratio: float = 0.0,
+                 exit_on_congested_hold: bool = False) -> None:
         self.full_pipe_growth = full_pipe_growth
+        self.exit_on_congested_hold = exit_on_congested_hold
         self.max_delivery_ratio = max_delivery_ratio
         self.min_delivery_ratio = min_delivery_ratio
         self.min_send_fill = min_send_fill
@@ -605,17 +607,20 @@ class SlowStart:
         self.best_delivery = 0.0  # bytes/s
 
     @classmethod
-    def from_params(cls, p: PccParams, *, full_pipe: bool = True) -> SlowStart:
+    def from_params(cls, p: PccParams, *, full_pipe: bool = True,
+                    exit_on_congested_hold: bool = False) -> SlowStart:
         return cls(p.ss_full_pipe_growth if full_pipe else 0.0,
                    max_delivery_ratio=p.ss_max_delivery_ratio,
                    min_send_fill=p.ss_min_send_fill,
-                   min_delivery_ratio=p.ss_min_delivery_ratio)
+                   min_delivery_ratio=p.ss_min_delivery_ratio,
+                   exit_on_congested_hold=exit_on_congested_hold)
 
     def on_result(self, rate: float, utility: float, base_rate: float, *,
                   delivery: float = 0.0, send: float = 0.0, ack_frames: int = 0,
-                  latency_only: bool = False, send_fill: float = 1.0) -> str:
+                  latency_only: bool = False, send_fill: float = 1.0,
+                  congested: bool = False) -> str:
         """'double', 'hold', 'pipe-growing', 'ack-burst' or 'app-idle' (all three hold), or
-        'exit' (then continue from `best_rate`).
+        'exit' (then continue from `best_rate`) or 'exit-hold' (from below it).
 
         `latency_only`: the utility fell through its latency term alone. Such a drop ends slow
         start only once the pipe is full: an MI still delivered `full_pipe_growth` times
@@ -628,12 +633,17 @@ class SlowStart:
         but was left idle by the application is held and does not become the best: the
         next MI at its rate is judged again. With `min_delivery_ratio`, an MI at a new rate
         that was sending and delivered under that share of its send rate ends slow start
-        whatever its utility says.
+        whatever its utility says. `congested`: the MI's loss or RTT gradient counts in
+        slow start; with `exit_on_congested_hold`, such an MI at the best rate that scored
+        lower ends slow start ('exit-hold': the best rate itself overflowed).
         """
         if (send > 0 and self.max_delivery_ratio > 0 and ack_frames >= MIN_BURST_ACK_FRAMES
                 and delivery * (ack_frames - 1) / ack_frames > self.max_delivery_ratio * send):
             return "ack-burst"
         if rate <= self.best_rate:
+            if (self.exit_on_congested_hold and congested and rate >= self.best_rate
+                    and utility < self.best_utility):
+                return "exit-hold"
             return "hold"
         if (self.min_delivery_ratio > 0 and send > 0 and send_fill >= self.min_send_fill
                 and ack_frames >= MIN_BURST_ACK_FRAMES

@@ -81,6 +81,35 @@ class VivaceParams(PccParams):
         "same fraction of the rate as the probes (eps*r) and the 'too small to measure' "
         "test (eps*r/2) it is judged by; below it, steps are theta0 * m * gamma as in the "
         "thesis (0 = off)", lo=0.0, hi=10_000.0)
+    theta_increase_power: float = param(
+        1.0, "above theta_rate_ref_mbps an increase's theta0 grows as (rate / ref) to this "
+        "power, a decrease's in proportion: below 1 a flow's increases grow slower than its "
+        "rate while its decreases stay a share of it, so flows sharing a queue (which see "
+        "the same gradients) move toward equal rates, as AIMD does (Chiu and Jain); at 1 "
+        "both are a share of the rate and the ratio between flows stays (1: as "
+        "theta_rate_ref_mbps alone; 0: increases as in the thesis; measured on Fig. 5.2 in "
+        "docs/cc.md, session 32)", lo=0.0, hi=1.0)
+    ss_exit_on_congested_hold: bool = param(
+        False, "slow start ends when a later MI at the best rate so far (sent while the next "
+        "doubling is still untested) scored lower with a loss or RTT gradient that slow "
+        "start counts (at least ss_loss_ignore, ss_rtt_gradient_ignore): the queue "
+        "overflowed at that rate, and the doubling in flight would send twice it for a "
+        "whole MI. Flows that start together reach a shared overflow at different points "
+        "of their doublings; one that doubled on the first MI at its rate, before the "
+        "overflow reached it, sent at twice that into a full queue, and the flows that had "
+        "already left slow start lost its excess and cut to their share of the overflow, "
+        "so the rates they went on from were uneven. The exit rate is the delivery rate "
+        "less eps, at least half the best rate (off: the thesis, later MIs at a rate "
+        "already known to be good are ignored). The gradient also ends it on a burst of held "
+        "ACKs, which the full-pipe test catches only on new rates (docs/cc.md, session 32)")
+    increase_floor_packets: float = param(
+        0.0, "an increase (from a probe pair or a moving step) raises the rate by at least "
+        "this many packets per smoothed RTT, within the change boundary omega x rate: "
+        "above theta_rate_ref_mbps both increases and decreases are a share of the flow's "
+        "own rate, so flows sharing a queue keep the ratio between their rates (MIMD); "
+        "an increase floor that is the same for every flow on the path makes the smaller "
+        "ones gain faster in proportion, and with decreases a share of the rate the rates "
+        "converge, as under AIMD (Chiu and Jain 1989; 0 = off)", lo=0.0, hi=1000.0)
     ss_exit_on_delivery: bool = param(
         True, "leave slow start at the failed doubling's delivery rate less eps (when above "
         "the last good rate) instead of at the last good rate")
@@ -234,6 +263,19 @@ class VivaceParams(PccParams):
         "seconds, one at 3 x with 45 % loss for 43 s, its steps clipped at omega in either "
         "direction (0 = off)",
         lo=0.0, hi=1.0)
+    overload_after_exit: bool = param(
+        False, "overload_loss judges only MIs sent after slow start ended, as it does MIs "
+        "sent after its own last cut: the exit already cut the rate for the overflow those "
+        "MIs met (off: MIs still in flight from slow start can cut the exit rate again, "
+        "by up to half)")
+    overload_never_raises: bool = param(
+        False, "an overload_loss cut never raises the rate: an MI still in flight from slow "
+        "start, sent at the doubling that failed, can have delivered more than the rate "
+        "the exit already set (its delivery less eps, or the last good rate), and the cut "
+        "to that delivery then went up, by up to 14 Mbit/s for the flow that left slow "
+        "start last among three viewers, while the queue they shared still overflowed "
+        "(off: the rate is set to the delivery rate less eps, at least half the rate; "
+        "measured with the two above in docs/cc.md, session 32)")
     decrease_to_capacity: float = param(
         0.0, "a decrease decided on a pair whose higher probe saw the RTT grow and whose "
         "lower probe did not lands no lower than the capacity that growth implies divided "
@@ -281,7 +323,8 @@ class Vivace(PccSender):
                  rng: random.Random | None = None) -> None:
         self.p = params or VivaceParams()
         super().__init__(self.p, rng or random.Random(0))
-        self.slow_start = SlowStart.from_params(self.p)
+        self.slow_start = SlowStart.from_params(
+            self.p, exit_on_congested_hold=self.p.ss_exit_on_congested_hold)
         self.overloads = 0  # overload_loss cuts
         self._overload_epoch = 0  # MIs of earlier epochs were sent before the last cut
         # probing
@@ -494,7 +537,10 @@ class Vivace(PccSender):
                 or not isinstance(result.tag, MiTag) or result.tag.epoch < self._overload_epoch):
             return None  # the last condition: sent before the last cut, which acted on it
         old = self.rate
-        self.rate = self.clamp(max(result.delivery_rate * (1 - self.p.epsilon), old / 2))
+        cut = self.clamp(max(result.delivery_rate * (1 - self.p.epsilon), old / 2))
+        if self.p.overload_never_raises and cut >= old:
+            return None  # the rate is already below what that MI delivered
+        self.rate = cut
         self.direction, self.tau, self.k = 0, 0, 0
         self._drain_rate = self._drained_queue = None
         self._enter_probing()
@@ -525,7 +571,8 @@ class Vivace(PccSender):
         old = self.rate
         self.rate = self.clamp(min(max(self.rate, self.initial_window_rate()), rate_before))
         self.state = "starting"
-        self.slow_start = SlowStart.from_params(p)
+        self.slow_start = SlowStart.from_params(
+            p, exit_on_congested_hold=p.ss_exit_on_congested_hold)
         self._ss_cap = rate_before
         self.direction, self.tau, self.k = 0, 0, 0
         self._drain_rate = None
@@ -546,7 +593,9 @@ class Vivace(PccSender):
         action = self.slow_start.on_result(
             result.target_rate, utility, self.rate, delivery=result.delivery_rate,
             send=result.send_rate, ack_frames=result.rtt_samples,
-            latency_only=result.loss < self.p.ss_loss_ignore, send_fill=result.send_fill)
+            latency_only=result.loss < self.p.ss_loss_ignore, send_fill=result.send_fill,
+            congested=(result.loss >= self.p.ss_loss_ignore
+                       or self.mi_utility(result)[1] > 0.0))
         if action in SLOW_START_HOLDS:
             return Verdict("hold:" + action)
         if action == "double":
@@ -568,11 +617,15 @@ class Vivace(PccSender):
         # good rate, which can be half of it (cf. PCC-Uspace's QUIC port, exit of STARTING
         # on the sampled bandwidth).
         exit_rate = self.slow_start.best_rate
+        if action == "exit-hold":
+            exit_rate /= 2  # the best rate overflowed; the one before it did not
         if self.p.ss_exit_on_delivery:
             delivered = min(result.target_rate, result.delivery_rate) * (1 - self.p.epsilon)
             exit_rate = max(exit_rate, delivered)
         self.rate = self.clamp(exit_rate)
         self._enter_probing()
+        if self.p.overload_after_exit:
+            self._overload_epoch = self.epoch
         if self.p.ss_drain:
             self._drain_rate = self._drain_after(result)
         return Verdict("exit-slow-start", self.rate - old)
@@ -750,6 +803,8 @@ class Vivace(PccSender):
             step = max(step, floor - center)
         if self.p.decrease_to_capacity > 0 and direction < 0:
             step = max(step, self._capacity_step_floor(hi, lo, center))
+        if direction > 0:
+            step = max(step, self._increase_floor(center))
         self.rate = self.clamp(center + step)
         if self.p.moving:
             self.state = "moving"
@@ -879,6 +934,8 @@ class Vivace(PccSender):
                 base = rate
                 self._set_ref(result, raw_utility)
             step = self._step(gamma)
+            if self.direction > 0:
+                step = max(step, self._increase_floor(base))
             old = self.rate
             self.rate = self.clamp(base + step)
             self.new_epoch()
@@ -903,6 +960,14 @@ class Vivace(PccSender):
 
     # -- step size -------------------------------------------------------------------------
 
+    def _increase_floor(self, rate: float) -> float:
+        """increase_floor_packets: the smallest increase from `rate`, bytes/s."""
+        packets = self.p.increase_floor_packets
+        srtt = self.rtt_stats.smoothed_rtt
+        if packets <= 0 or srtt <= 0:
+            return 0.0
+        return min(packets * self.max_datagram_size / srtt, self.boundary() * rate)
+
     @staticmethod
     def amplifier(tau: int) -> float:
         """m(tau) of thesis 4.4.2."""
@@ -918,7 +983,8 @@ class Vivace(PccSender):
         rate_mbps = self.mbps(self.rate)
         theta = p.theta0
         if p.theta_rate_ref_mbps > 0:
-            theta *= max(1.0, rate_mbps / p.theta_rate_ref_mbps)
+            scale = max(1.0, rate_mbps / p.theta_rate_ref_mbps)
+            theta *= scale ** p.theta_increase_power if gamma > 0 else scale
         change_mbps = theta * self.amplifier(self.tau) * gamma
         ratio = abs(change_mbps) / rate_mbps if rate_mbps > 0 else 0.0
         omega = self.boundary()

@@ -886,6 +886,47 @@ def test_step_grows_with_the_rate_above_the_reference_rate() -> None:
     assert mbps(v._step(1.0)) == pytest.approx(0.3)
 
 
+@pytest.mark.parametrize(("power", "up"), [(1.0, 1.2), (0.5, 0.6), (0.0, 0.3)])
+def test_increases_grow_with_the_rate_to_a_power_and_decreases_in_proportion(
+        power: float, up: float) -> None:
+    # 48 Mbit/s is 4 x the reference rate: an increase's theta grows 4 ** power, a
+    # decrease's 4 x whatever the power, so a larger flow gives up more than it regains.
+    v = probing_vivace(48.0, theta_increase_power=power)
+    v.tau = 1
+    assert mbps(v._step(1.0)) == pytest.approx(up)
+    assert mbps(v._step(-1.0)) == pytest.approx(-1.2)
+    # Below the reference rate the power changes nothing.
+    v = probing_vivace(6.0, theta_increase_power=power)
+    v.tau = 1
+    assert mbps(v._step(1.0)) == pytest.approx(0.3)
+
+
+@pytest.mark.parametrize("packets", [0.0, 5.0])
+def test_an_increase_gains_at_least_the_floor_in_packets_per_rtt(packets: float) -> None:
+    # Both probes clean at 10 Mbit/s: the gradient step is about 0.15 Mbit/s. The floor is
+    # 5 packets per 100 ms, 0.48 Mbit/s at this MSS, within omega (5 %: 0.5 Mbit/s).
+    v = probing_vivace(10.0, increase_floor_packets=packets)
+    v.rtt_stats.update(0.1)
+    floor = 5.0 * v.max_datagram_size / 0.1
+    assert _pair_with_gradients(v, hi_gradient=0.0) == "increase"
+    step = v.rate - 10.0 * MBIT / 8
+    if packets:
+        assert step == pytest.approx(floor)
+    else:
+        assert 0 < step < 0.5 * floor
+    # The floor stays within the change boundary: at 2 Mbit/s the gradient step is clipped
+    # at omega0 (5 %), which widens the boundary to 15 %, and the floor stops there.
+    v = probing_vivace(2.0, increase_floor_packets=packets)
+    v.rtt_stats.update(0.1)
+    assert _pair_with_gradients(v, hi_gradient=0.0) == "increase"
+    assert mbps(v.rate) == pytest.approx(2.0 * (1.15 if packets else 1.05))
+    # Decreases are left as the gradient sets them.
+    v = probing_vivace(10.0, increase_floor_packets=packets)
+    v.rtt_stats.update(0.1)
+    assert _pair_with_gradients(v, hi_gradient=0.1) == "decrease"
+    assert mbps(v.rate) == pytest.approx(9.5)
+
+
 def test_noise_test_widens_for_few_rtt_samples() -> None:
     # A slope of 0.15 with standard error 0.05 is 3 SE: significant from a long regression,
     # noise from four ACK frames (2 degrees of freedom: t = 4.30, i.e. 2.2 x 1.96).
@@ -1183,3 +1224,87 @@ def test_an_mi_far_above_the_bottleneck_cuts_the_rate_to_its_delivery_rate(limit
     # Slow start has its own exit.
     v = Vivace(VivaceParams(overload_loss=limit), random.Random(1))
     assert v.state == "starting" and v.on_overload(0.0, over) is None
+
+
+@pytest.mark.parametrize("enabled", [False, True])
+def test_an_overload_cut_never_raises_the_rate(enabled: bool) -> None:
+    # Slow start already left at 12 Mbit/s; an MI still in flight from the doubling that
+    # failed (32 Mbit/s, 35 % lost) was delivered at 24.
+    v = probing_vivace(12.0, overload_loss=0.2, overload_never_raises=enabled)
+    late = dataclasses.replace(result(32.0, tag=MiTag(v.epoch - 1, "start"), loss=0.35),
+                               delivery_rate=24.0 * MBIT / 8)
+    verdict = v.on_overload(0.0, late)
+    if enabled:
+        assert verdict is None and mbps(v.rate) == pytest.approx(12.0)
+    else:
+        assert verdict is not None and verdict.step > 0
+        assert mbps(v.rate) == pytest.approx(24.0 * (1 - v.epsilon))
+    # A cut below the rate is made either way.
+    v = probing_vivace(30.0, overload_loss=0.2, overload_never_raises=enabled)
+    over = dataclasses.replace(result(32.0, tag=MiTag(v.epoch, "move"), loss=0.35),
+                               delivery_rate=24.0 * MBIT / 8)
+    verdict = v.on_overload(0.0, over)
+    assert verdict is not None and mbps(v.rate) == pytest.approx(24.0 * (1 - v.epsilon))
+
+
+def _doubling_in_flight(**params: Any) -> Vivace:
+    """Slow start whose best rate is 16 Mbit/s, with the doubling to 32 in flight."""
+    v = Vivace(VivaceParams(**params), random.Random(1))
+    first = result(16.0, tag=MiTag(v.epoch, "start"))
+    v.rate = 16 * MBIT / 8
+    assert v.on_mi_finished(0.0, first, v.mi_utility(first)[0]).decision == "double"
+    assert mbps(v.rate) == pytest.approx(32.0)
+    return v
+
+
+@pytest.mark.parametrize("enabled", [False, True])
+def test_slow_start_ends_on_a_later_mi_at_the_best_rate_that_overflowed(enabled: bool) -> None:
+    # The next MI at 16 Mbit/s met a queue that competing flows overflowed: 30 % lost, 10
+    # Mbit/s delivered. Slow start leaves at that delivery less eps instead of sending at
+    # 32 Mbit/s for another MI.
+    v = _doubling_in_flight(ss_exit_on_congested_hold=enabled)
+    lossy = dataclasses.replace(result(16.0, tag=MiTag(v.epoch, "start"), loss=0.3),
+                                delivery_rate=10.0 * MBIT / 8)
+    verdict = v.on_mi_finished(0.0, lossy, v.mi_utility(lossy)[0])
+    if enabled:
+        assert verdict.decision == "exit-slow-start" and v.state == "probing"
+        assert mbps(v.rate) == pytest.approx(10.0 * (1 - v.epsilon))
+    else:
+        assert verdict.decision == "hold" and mbps(v.rate) == pytest.approx(32.0)
+    # At least half the best rate: the one before it did not overflow.
+    v = _doubling_in_flight(ss_exit_on_congested_hold=enabled)
+    starved = dataclasses.replace(lossy, tag=MiTag(v.epoch, "start"),
+                                  delivery_rate=2.0 * MBIT / 8)
+    v.on_mi_finished(0.0, starved, v.mi_utility(starved)[0])
+    assert mbps(v.rate) == pytest.approx(8.0 if enabled else 32.0)
+    # An RTT gradient that slow start counts ends it too; loss and gradients below slow
+    # start's thresholds (random loss, ACK-clock jitter) do not.
+    for loss, gradient, ends in ((0.0, 0.2, True), (0.05, 0.0, False), (0.0, 0.02, False)):
+        v = _doubling_in_flight(ss_exit_on_congested_hold=enabled)
+        later = result(16.0, tag=MiTag(v.epoch, "start"), loss=loss, gradient=gradient)
+        verdict = v.on_mi_finished(0.0, later, v.mi_utility(later)[0])
+        assert (verdict.decision == "exit-slow-start") == (enabled and ends)
+
+
+@pytest.mark.parametrize("enabled", [False, True])
+def test_overload_cuts_judge_only_mis_sent_after_slow_start(enabled: bool) -> None:
+    v = _doubling_in_flight(overload_loss=0.2, overload_after_exit=enabled)
+    start_epoch = v.epoch
+    # The doubling to 32 Mbit/s overflowed a 12 Mbit/s share: slow start ends near 12.
+    failed = dataclasses.replace(result(32.0, tag=MiTag(start_epoch, "start"), loss=0.4),
+                                 delivery_rate=12.0 * MBIT / 8)
+    assert v.on_mi_finished(0.0, failed, v.mi_utility(failed)[0]).decision == "exit-slow-start"
+    exit_rate = mbps(v.rate)
+    assert exit_rate == pytest.approx(16.0)  # the last good rate is above that delivery
+    # The next MI sent at 32 Mbit/s before the exit lost as much and delivered 10.
+    late = dataclasses.replace(failed, delivery_rate=10.0 * MBIT / 8)
+    verdict = v.on_overload(0.0, late)
+    if enabled:
+        assert verdict is None and mbps(v.rate) == pytest.approx(exit_rate)
+    else:
+        assert verdict is not None and mbps(v.rate) == pytest.approx(10.0 * (1 - v.epsilon))
+    # An MI sent after the exit still cuts.
+    after = dataclasses.replace(result(16.0, tag=MiTag(v.epoch, "probe", 0), loss=0.4),
+                                delivery_rate=9.0 * MBIT / 8)
+    assert v.on_overload(0.0, after) is not None
+    assert mbps(v.rate) == pytest.approx(9.0 * (1 - v.epsilon))
