@@ -323,8 +323,7 @@ class Vivace(PccSender):
                  rng: random.Random | None = None) -> None:
         self.p = params or VivaceParams()
         super().__init__(self.p, rng or random.Random(0))
-        self.slow_start = SlowStart.from_params(
-            self.p, exit_on_congested_hold=self.p.ss_exit_on_congested_hold)
+        self.slow_start = self._new_slow_start()
         self.overloads = 0  # overload_loss cuts
         self._overload_epoch = 0  # MIs of earlier epochs were sent before the last cut
         # probing
@@ -571,8 +570,7 @@ class Vivace(PccSender):
         old = self.rate
         self.rate = self.clamp(min(max(self.rate, self.initial_window_rate()), rate_before))
         self.state = "starting"
-        self.slow_start = SlowStart.from_params(
-            p, exit_on_congested_hold=p.ss_exit_on_congested_hold)
+        self.slow_start = self._new_slow_start()
         self._ss_cap = rate_before
         self.direction, self.tau, self.k = 0, 0, 0
         self._drain_rate = None
@@ -589,13 +587,20 @@ class Vivace(PccSender):
         self._enter_probing()
         return Verdict("timeout-undone", self.rate - old)
 
+    def _new_slow_start(self) -> SlowStart:
+        return SlowStart.from_params(
+            self.p, exit_on_congested_hold=self.p.ss_exit_on_congested_hold)
+
     def _starting(self, result: MiResult, utility: float) -> Verdict:
+        p = self.p
+        # Only the congested-hold exit reads this; the utility is not recomputed otherwise.
+        congested = p.ss_exit_on_congested_hold and (
+            result.loss >= p.ss_loss_ignore or self.mi_utility(result)[1] > 0.0)
         action = self.slow_start.on_result(
             result.target_rate, utility, self.rate, delivery=result.delivery_rate,
             send=result.send_rate, ack_frames=result.rtt_samples,
-            latency_only=result.loss < self.p.ss_loss_ignore, send_fill=result.send_fill,
-            congested=(result.loss >= self.p.ss_loss_ignore
-                       or self.mi_utility(result)[1] > 0.0))
+            latency_only=result.loss < p.ss_loss_ignore, send_fill=result.send_fill,
+            congested=congested)
         if action in SLOW_START_HOLDS:
             return Verdict("hold:" + action)
         if action == "double":
