@@ -33,6 +33,7 @@ class Setup:
     bitrate_mbps: float
     duration_s: float
     stagger_s: float | None  # fig52 only: Fig. 5.1 has one viewer
+    start_jitter_s: float | None
     prefetch: bool
     payload_share: float
 
@@ -59,6 +60,7 @@ def run_seed(setup: Setup, arm: str, seed: int) -> SeedResult:
     stagger_s = VIEWER_STAGGER_S if setup.stagger_s is None else setup.stagger_s
     viewers = scenario_viewers(name, bitrate_mbps=setup.bitrate_mbps, seed=seed,
                                duration=setup.duration_s, stagger_s=stagger_s,
+                               start_jitter_s=setup.start_jitter_s or 0.0,
                                params=params, prefetch=setup.prefetch,
                                payload_share=setup.payload_share)
     return SeedResult(viewers.buffering_ratio * 100, max(viewers.buffering_ratios) * 100,
@@ -111,6 +113,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--stagger", type=float, default=None, metavar="S",
                         help=f"fig52: seconds between the viewers' starts (default "
                              f"{VIEWER_STAGGER_S}, the harness's median)")
+    parser.add_argument("--start-jitter", type=float, default=None, metavar="S",
+                        help="fig52: each viewer starts a further uniform 0..S s late, drawn "
+                             "per seed (with --stagger 0 the viewers open in a random order, "
+                             "as on a fast host: within about 0.025 s)")
     parser.add_argument("--no-prefetch", action="store_true",
                         help="one request per segment (the player's prefetch=0)")
     parser.add_argument("--payload-share", type=float, default=WIRE_PAYLOAD_SHARE, metavar="F",
@@ -121,10 +127,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.seeds < 1 or args.jobs < 1 or args.duration <= 0:
         parser.error("--seeds and --jobs must be at least 1, --duration positive")
-    if args.stagger is not None and args.figure != "fig52":
-        parser.error("--stagger applies to fig52 only (fig51 has one viewer)")
-    if args.stagger is not None and args.stagger < 0:
-        parser.error(f"--stagger must not be negative, got {args.stagger}")
+    for flag, value in (("--stagger", args.stagger), ("--start-jitter", args.start_jitter)):
+        if value is not None and args.figure != "fig52":
+            parser.error(f"{flag} applies to fig52 only (fig51 has one viewer)")
+        if value is not None and value < 0:
+            parser.error(f"{flag} must not be negative, got {value}")
     stagger = None
     if args.figure == "fig52":
         stagger = VIEWER_STAGGER_S if args.stagger is None else args.stagger
@@ -137,7 +144,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     except UserError as exc:
         parser.error(f"--arms: {exc}")
     setup = Setup(args.figure, args.bitrate or DEFAULT_BITRATE_MBPS[args.figure], args.duration,
-                  stagger, not args.no_prefetch, args.payload_share)
+                  stagger, args.start_jitter, not args.no_prefetch, args.payload_share)
     seeds = list(range(1, args.seeds + 1))
     jobs = [(setup, arm, seed) for arm in arms for seed in seeds]
     with ProcessPoolExecutor(args.jobs) as pool:

@@ -770,24 +770,29 @@ class ViewersReport:
 def scenario_viewers(name: str, *, viewers: int = 3, bitrate_mbps: float = 8.0,
                      seed: int = 1, duration: float = 60.0,
                      stagger_s: float = VIEWER_STAGGER_S,
+                     start_jitter_s: float = 0.0,
                      receiver: Receiver | None = BROWSER_HOST,
                      params: dict[str, str] | None = None,
                      prefetch: bool = True,
                      payload_share: float = WIRE_PAYLOAD_SHARE) -> ViewersReport:
     """Thesis Fig. 5.2 on the link model: `viewers` fixed-bitrate viewers share 1.1 x their
     total bitrate through a 75 kB queue, 100 ms RTT, 0.01 % loss; viewer i starts
-    i x `stagger_s` after the first (the harness opens its pages one after another)."""
+    i x `stagger_s` after the first (the harness opens its pages one after another), plus a
+    uniform 0..`start_jitter_s` drawn per seed: on a fast host the browser's sessions open
+    within about 25 ms of each other in no fixed order, so the MI phases differ by chance."""
     from .registry import create_controller
 
     link = Link(1.1 * viewers * bitrate_mbps, 0.100, 75_000, loss=0.0001)
     sim = Simulator(link, seed=seed, receiver=receiver)
     players = []
+    jitter = random.Random(f"viewer-starts:{seed}")
     for i in range(viewers):
         player = VideoPlayer(bitrate_mbps, request_rtt=link.base_rtt, prefetch=prefetch,
                              payload_share=payload_share)
         controller = create_controller(name, params or {}, seed=seed * 10 + i)
         controller.rtt_stats.update(link.base_rtt)
-        player.flow = sim.add_flow(controller, app=player, start=i * stagger_s)
+        start = i * stagger_s + (jitter.uniform(0.0, start_jitter_s) if start_jitter_s > 0 else 0.0)
+        player.flow = sim.add_flow(controller, app=player, start=start)
         players.append(player)
     sim.run(duration)
     for player in players:

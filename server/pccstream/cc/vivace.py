@@ -214,6 +214,13 @@ class VivaceParams(PccParams):
     moving: bool = param(
         True, "after a decision, keep stepping on the gradient between consecutive MIs "
         "(PCC-Uspace's DECISION_MADE state) instead of probing before every step")
+    moving_after_decrease: bool = param(
+        True, "enter the moving state after a decrease too; off: a decrease is followed "
+        "by a new probe pair at the lower rate. Moving down from a pair whose lower probe "
+        "ran without a queue always does worse (less rate, no less latency), so the step "
+        "is reversed to that probe: a flow falls back by eps at most per congestion "
+        "signal, which every flow on a shared queue sees alike, and unequal rates stay "
+        "unequal (Fig. 5.2)")
     early_reverse: bool = param(
         True, "in the moving state, undo a step as soon as half of its MI's packets are "
         "acked and they already show a significant RTT gradient and a worse utility, "
@@ -811,7 +818,7 @@ class Vivace(PccSender):
         if direction > 0:
             step = max(step, self._increase_floor(center))
         self.rate = self.clamp(center + step)
-        if self.p.moving:
+        if self.p.moving and (direction > 0 or self.p.moving_after_decrease):
             self.state = "moving"
             self.new_epoch()
         else:

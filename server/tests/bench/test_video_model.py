@@ -41,6 +41,8 @@ def test_prints_one_json_document(capsys: pytest.CaptureFixture[str]) -> None:
     (["fig52", "--seeds", "0"], "--seeds and --jobs must be at least 1"),
     (["fig51", "--stagger", "0.5"], "--stagger applies to fig52 only"),
     (["fig52", "--stagger", "-1"], "--stagger must not be negative, got -1.0"),
+    (["fig51", "--start-jitter", "0.02"], "--start-jitter applies to fig52 only"),
+    (["fig52", "--start-jitter", "-1"], "--start-jitter must not be negative, got -1.0"),
 ])
 def test_bad_arguments_are_one_line(argv: list[str], message: str,
                                     capsys: pytest.CaptureFixture[str]) -> None:

@@ -180,6 +180,21 @@ def test_viewers_scenario_is_deterministic_and_starts_each_viewer_in_turn() -> N
     assert a.p95_queue_delay_ms <= 75_000 * 8 / (1.1 * 2 * 2.0e6) * 1000 + 1  # the 75 kB queue
 
 
+def test_viewers_start_jitter_is_drawn_per_seed() -> None:
+    def startups(seed: int, jitter: float) -> list[float]:
+        return scenario_viewers("cubic", viewers=2, bitrate_mbps=2.0, seed=seed,
+                                duration=8.0, stagger_s=0.0, start_jitter_s=jitter).startups_s
+
+    assert startups(2, 2.0) == startups(2, 2.0)
+    assert startups(2, 2.0) != startups(3, 2.0)
+    # Without jitter the two viewers open together; with it, up to 2 s later in no fixed
+    # order, and never earlier.
+    together = startups(2, 0.0)
+    jittered = startups(2, 2.0)
+    assert all(j >= t - 0.2 for j, t in zip(jittered, together, strict=True))
+    assert jittered != together
+
+
 def test_mis_span_several_ack_frames_at_a_short_rtt() -> None:
     # 13 ms RTT, ACKs every 10 packets or 3 ms: one RTT holds about four frames. After slow
     # start every MI lasts at least min_mi_acks measured ACK intervals.

@@ -1308,3 +1308,21 @@ def test_overload_cuts_judge_only_mis_sent_after_slow_start(enabled: bool) -> No
                                 delivery_rate=9.0 * MBIT / 8)
     assert v.on_overload(0.0, after) is not None
     assert mbps(v.rate) == pytest.approx(9.0 * (1 - v.epsilon))
+
+
+@pytest.mark.parametrize("after_decrease", [True, False])
+def test_a_decrease_moves_on_or_probes_again_at_the_lower_rate(after_decrease: bool) -> None:
+    v = probing_vivace(20.0, moving_after_decrease=after_decrease)
+    assert feed_probes(v, 0.0, 1.0) == "decrease"
+    lower = v.rate
+    assert mbps(lower) < 20.0
+    if after_decrease:
+        assert v.state == "moving"
+    else:
+        # Off: the decrease stands and the next pair probes around the lower rate.
+        assert v.state == "probing" and v.rate == lower
+        assert sorted(v._probe_rates) == pytest.approx([lower * 0.95, lower * 1.05])
+    # Increases move on either way.
+    v = probing_vivace(20.0, moving_after_decrease=after_decrease)
+    assert feed_probes(v, 1.0, 0.0) == "increase"
+    assert v.state == "moving"
