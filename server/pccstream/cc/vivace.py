@@ -220,7 +220,9 @@ class VivaceParams(PccParams):
         "ran without a queue always does worse (less rate, no less latency), so the step "
         "is reversed to that probe: a flow falls back by eps at most per congestion "
         "signal, which every flow on a shared queue sees alike, and unequal rates stay "
-        "unequal (Fig. 5.2)")
+        "unequal (Fig. 5.2). Off with theta_increase_power=0 and theta0=0.6 the viewers of "
+        "Fig. 5.2 converge, but one flow climbing back after an RTT step is slower "
+        "(Fig. 5.1 at 50 Mbit/s; docs/cc.md, session 33)")
     early_reverse: bool = param(
         True, "in the moving state, undo a step as soon as half of its MI's packets are "
         "acked and they already show a significant RTT gradient and a worse utility, "
