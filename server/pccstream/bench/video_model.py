@@ -33,7 +33,7 @@ class Setup:
     bitrate_mbps: float
     duration_s: float
     stagger_s: float | None  # fig52 only: Fig. 5.1 has one viewer
-    start_jitter_s: float | None
+    start_jitter_s: float | None  # fig52 only
     prefetch: bool
     payload_share: float
 

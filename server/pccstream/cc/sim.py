@@ -791,7 +791,7 @@ def scenario_viewers(name: str, *, viewers: int = 3, bitrate_mbps: float = 8.0,
                              payload_share=payload_share)
         controller = create_controller(name, params or {}, seed=seed * 10 + i)
         controller.rtt_stats.update(link.base_rtt)
-        start = i * stagger_s + (jitter.uniform(0.0, start_jitter_s) if start_jitter_s > 0 else 0.0)
+        start = i * stagger_s + jitter.uniform(0.0, start_jitter_s)  # its own stream
         player.flow = sim.add_flow(controller, app=player, start=start)
         players.append(player)
     sim.run(duration)
