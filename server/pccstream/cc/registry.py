@@ -89,21 +89,24 @@ _CONTROLLERS: dict[str, ControllerInfo] = {
              _vivace),
         _pcc("vivace-loss", "PCC Vivace, loss-only utility (b=0, eps=0.02)",
              VivaceParams, {"b": 0.0, "epsilon": 0.02}, _vivace),
-        # Cellular: the window is bounded by 1.5 x receive rate x min RTT. A cellular link's
-        # capacity swings within an RTT, faster than probe pairs can measure; the rate the
-        # receiver takes data at follows within an RTT, so the bound holds the standing
-        # queue to half a min RTT, half of what BBR's 2 x BDP window allows (the aim: at most
-        # half of BBR's delay). With that bound an outage stops sending by itself, so MI
-        # timeouts (thesis 4.5.1) would only cut the rate the capacity comes back to; and
-        # no overshoot reuse, because capacity swings raise the RTT gradient without any
-        # overshoot. A shaped uplink holds ACKs for seconds and releases them in clumps: its
-        # gaps stay out of the receive rate, and the bound allows one clump (docs/cc.md,
-        # "Cellular profile").
-        _pcc("vivace-lte", "PCC Vivace, cellular profile: window <= 1.5 x receive rate x min "
-             "RTT + the ACK clump, no MI timeouts, no overshoot reuse", VivaceParams,
-             {"bdp_cap_gain": 1.5, "mi_timeout_rtts": 0.0, "reuse_overshoot": False,
+        # Cellular: the window is bounded by receive rate x min RTT plus room for data
+        # delivered that the ACK path has not reported yet: the larger of a quarter of that
+        # (room to grow) and the largest recent ACK clump (up to a BDP, what an uplink that
+        # releases ACKs once per min RTT needs). A cellular link's capacity swings within an
+        # RTT, faster than probe pairs can measure; the rate the receiver takes data at
+        # follows within an RTT, so the bound holds the queue to that room, below BBR's
+        # 2 x BDP window (the aim: at most half of BBR's delay). With that bound an outage
+        # stops sending by itself, so MI timeouts (thesis 4.5.1) would only cut the rate the
+        # capacity comes back to; and no overshoot reuse, because capacity swings raise the
+        # RTT gradient without any overshoot. A shaped uplink holds ACKs for seconds: its
+        # gaps stay out of the receive rate (docs/cc.md, "Cellular profile", session 35).
+        _pcc("vivace-lte", "PCC Vivace, cellular profile: window <= receive rate x min RTT "
+             "+ the larger of a quarter of that and the ACK clump, no MI timeouts, no "
+             "overshoot reuse", VivaceParams,
+             {"bdp_cap_gain": 1.25, "mi_timeout_rtts": 0.0, "reuse_overshoot": False,
               "timeout_undo": False, "receive_outage_gap": 4.0,
-              "bdp_cap_ack_aggregation": True},
+              "bdp_cap_ack_aggregation": True, "bdp_cap_shared_margin": True,
+              "bdp_cap_clump_bdps": 1.0},
              _vivace),
         _pcc("allegro", "PCC Allegro, sigmoid loss utility (thesis 2.3)",
              AllegroParams, {}, _allegro),

@@ -3,6 +3,8 @@ and Vivace's cellular profile (window bounded by the BDP, no MI timeouts)."""
 
 from __future__ import annotations
 
+import pytest
+
 from pccstream.cc.fixed_window import FixedWindow, FixedWindowParams
 from pccstream.cc.receive_rate import ReceiveRate
 from pccstream.cc.registry import create_controller
@@ -178,6 +180,11 @@ def test_shaped_uplink_holds_acks_until_its_opportunities() -> None:
     assert flow.stats.delivered_bytes(0.1, 0.5) > 0
 
 
+# `vivace-lte` before session 35: the gain's margin and the ACK clump (capped at half a BDP)
+# added. The tests below that explain that profile's parts pin it.
+SUM_MARGIN = {"bdp_cap_gain": "1.5", "bdp_cap_shared_margin": "0", "bdp_cap_clump_bdps": "0.5"}
+
+
 def _clumping_uplink(params: dict[str, str]) -> tuple[float, float]:
     """`vivace-lte` on 12 Mbit/s whose ACKs leave only every 40 ms (min RTT 40 ms): Mbit/s
     and p95 bottleneck queue (s) over 2-10 s."""
@@ -194,8 +201,8 @@ def _clumping_uplink(params: dict[str, str]) -> tuple[float, float]:
 def test_cellular_window_bound_survives_a_clumping_uplink() -> None:
     """The ACK path alone adds up to one min RTT. A bound of 1.5 x rate x min RTT then
     shrinks with no queue at the bottleneck; the ACK-clump allowance keeps the link busy."""
-    thr_off, _ = _clumping_uplink({"bdp_cap_ack_aggregation": "0"})
-    thr_on, queue_on = _clumping_uplink({"bdp_cap_ack_aggregation": "1"})
+    thr_off, _ = _clumping_uplink({**SUM_MARGIN, "bdp_cap_ack_aggregation": "0"})
+    thr_on, queue_on = _clumping_uplink({**SUM_MARGIN, "bdp_cap_ack_aggregation": "1"})
     assert queue_on < 0.040  # at most a min RTT of queue
     assert thr_off < 0.6 * 12.0 < thr_on
 
@@ -204,23 +211,53 @@ def test_standing_queue_rule_gives_up_a_clumping_uplinks_throughput_for_its_queu
     """Why bdp_cap_standing_queue is off: on the uplink above, the clump allowance itself
     builds a bottleneck queue, so the rule sees a standing queue, drops the allowance and
     loses a third of the throughput with half the queue."""
-    thr_off, queue_off = _clumping_uplink({"bdp_cap_standing_queue": "0"})
-    thr_on, queue_on = _clumping_uplink({"bdp_cap_standing_queue": "1"})
+    thr_off, queue_off = _clumping_uplink({**SUM_MARGIN, "bdp_cap_standing_queue": "0"})
+    thr_on, queue_on = _clumping_uplink({**SUM_MARGIN, "bdp_cap_standing_queue": "1"})
     assert queue_on < 0.6 * queue_off
     assert thr_on < 0.7 * thr_off
 
 
-def test_a_lower_gain_starves_a_clumping_uplink() -> None:
-    """Why bdp_cap_gain stays at 1.5 although 1.25 (with bdp_cap_standing_queue) met every
-    target on the three short traces on the real stack: with ACKs held for up to a min RTT,
-    the RTT without any queue is about 1.5 min RTTs. A bound below what that RTT needs caps
-    the send rate below the receive rate it is built from, so each ACK round lowers both,
-    down to the minimum window. That is the model; on the real stack (scenario
-    uplink-beat-40ms) the gain alone kept 10.2 of 12 Mbit/s, and the variant, whose
-    standing-queue rule reads the ACKs' wait as a queue, starved at 0.53."""
-    starved, _ = _clumping_uplink({"bdp_cap_gain": "1.25"})
-    kept, _ = _clumping_uplink({"bdp_cap_gain": "1.5"})
+def test_a_lower_gain_starves_a_clumping_uplink_when_the_margins_add() -> None:
+    """Why bdp_cap_gain stayed at 1.5 until session 35, although 1.25 (with
+    bdp_cap_standing_queue) met every target on the three short traces on the real stack:
+    with ACKs held for up to a min RTT, the RTT without any queue is about 1.5 min RTTs. A
+    bound below what that RTT needs caps the send rate below the receive rate it is built
+    from, so each ACK round lowers both, down to the minimum window. That is the model; on
+    the real stack (scenario uplink-beat-40ms) the gain alone kept 10.2 of 12 Mbit/s, and the
+    variant, whose standing-queue rule reads the ACKs' wait as a queue, starved at 0.53."""
+    starved, _ = _clumping_uplink({**SUM_MARGIN, "bdp_cap_gain": "1.25"})
+    kept, _ = _clumping_uplink(SUM_MARGIN)
     assert starved < 0.15 * 12.0 and kept > 0.6 * 12.0
+
+
+def test_shared_margin_counts_the_ack_clump_once() -> None:
+    """bdp_cap_shared_margin: the room above receive rate x min RTT is the larger of the
+    gain's margin and the ACK clump, not their sum."""
+    windows = {}
+    for shared in ("0", "1"):
+        v = create_controller("vivace-lte", {"bdp_cap_gain": "1.5", "bdp_cap_clump_bdps": "1",
+                                             "bdp_cap_shared_margin": shared}, seed=1)
+        assert isinstance(v, Vivace)
+        v.rtt_stats.set(latest=0.04, smoothed=0.04, variance=0.0, minimum=0.04)
+        v.rate = 10_000_000.0  # far above the receive rate: the safety window does not bind
+        for i in range(10):
+            v._receive.on_acked(i * 0.030, 30_000)  # 1 MB/s, a 30 kB clump every 30 ms
+        windows[shared] = v.congestion_window
+    bdp = 1_000_000 * 0.04
+    clump = windows["0"] - 1.5 * bdp  # the sum: 1.5 BDP and the clump
+    assert 0.5 * bdp < clump <= 30_000  # the clump is larger than the gain's margin
+    assert windows["1"] == pytest.approx(bdp + clump, abs=1)  # so it is the margin alone
+
+
+def test_shared_margin_keeps_a_lower_gain_off_the_cliff() -> None:
+    """With the clump counted once and allowed up to a BDP (today's profile), a gain of
+    1.25 keeps the clumping uplink busy; the sum at 1.25 runs down to the minimum window.
+    The uplink's 40 ms beat at a 40 ms min RTT needs a BDP of room: a clump capped at half
+    a BDP falls off the cliff again."""
+    kept, queue = _clumping_uplink({})
+    starved, _ = _clumping_uplink({"bdp_cap_clump_bdps": "0.5"})
+    assert kept > 0.5 * 12.0 and queue < 0.040
+    assert starved < 0.15 * 12.0
 
 
 def test_scenario_cellular_reports_mahimahis_signal_delay_for_a_sparse_sender() -> None:

@@ -31,7 +31,9 @@ def test_variants_defaults() -> None:
     assert loss.p.epsilon == 0.02
     lte = create_controller("vivace-lte")
     assert isinstance(lte, Vivace) and lte.p.mi_timeout_rtts == 0.0 and lte.p.epsilon == 0.05
-    assert lte.p.bdp_cap_gain == 1.5 and v.p.bdp_cap_gain == 0.0
+    assert lte.p.bdp_cap_gain == 1.25 and v.p.bdp_cap_gain == 0.0
+    assert lte.p.bdp_cap_shared_margin and lte.p.bdp_cap_clump_bdps == 1.0
+    assert not v.p.bdp_cap_shared_margin and v.p.bdp_cap_clump_bdps == 0.5
     assert not lte.p.reuse_overshoot and v.p.reuse_overshoot and v.p.early_reverse
     assert not lte.p.timeout_undo and v.p.timeout_undo
     assert v.p.loss_confidence == 1.0
