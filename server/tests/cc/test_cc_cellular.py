@@ -95,8 +95,9 @@ def _queue_after_drop(params: dict[str, str]) -> tuple[float, float, int]:
 def test_cellular_profile_bounds_the_queue_after_a_capacity_drop() -> None:
     bounded_p95, bounded_mbps, timeouts = _queue_after_drop({})
     unbounded_p95, _, _ = _queue_after_drop({"bdp_cap_gain": "0"})
-    # The standing queue stays near (gain - 1) x min RTT = 20 ms plus a packet or two at
-    # 2 Mbit/s, where the unbounded window lets it grow with the smoothed RTT.
+    # The standing queue stays near the bound's room above the BDP, (gain - 1) x min RTT =
+    # 10 ms or the ACK clump if larger, plus a packet or two at 2 Mbit/s, where the
+    # unbounded window lets it grow with the smoothed RTT.
     assert bounded_p95 < 0.060 < unbounded_p95
     assert bounded_mbps > 0.8 * 2.0
     assert timeouts == 0
@@ -246,7 +247,7 @@ def test_shared_margin_counts_the_ack_clump_once() -> None:
     bdp = 1_000_000 * 0.04
     clump = windows["0"] - 1.5 * bdp  # the sum: 1.5 BDP and the clump
     assert 0.5 * bdp < clump <= 30_000  # the clump is larger than the gain's margin
-    assert windows["1"] == pytest.approx(bdp + clump, abs=1)  # so it is the margin alone
+    assert windows["1"] == pytest.approx(bdp + clump, abs=1)  # so the clump is all the room
 
 
 def test_shared_margin_keeps_a_lower_gain_off_the_cliff() -> None:
