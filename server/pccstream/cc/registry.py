@@ -94,7 +94,7 @@ _CONTROLLERS: dict[str, ControllerInfo] = {
         # (room to grow) and the largest recent ACK clump (up to a BDP, what an uplink that
         # releases ACKs once per min RTT needs). A cellular link's capacity swings within an
         # RTT, faster than probe pairs can measure; the rate the receiver takes data at
-        # follows within an RTT, so the bound holds the queue to that room, below BBR's
+        # follows within an RTT, so the bound holds the queue to that room, within BBR's
         # 2 x BDP window (the aim: at most half of BBR's delay). With that bound an outage
         # stops sending by itself, so MI timeouts (thesis 4.5.1) would only cut the rate the
         # capacity comes back to; and no overshoot reuse, because capacity swings raise the
