@@ -283,14 +283,12 @@ class PccSender(Controller):
             # that allowance a slow sender, whose every other packet waits for the delayed
             # ACK, stays below the rate it measures and never grows.
             p, rate = self.params, self._receive.rate
-            bound = rate * (p.bdp_cap_gain * min_rtt + self.ack_delay)
+            bdp = rate * min_rtt
+            room = (p.bdp_cap_gain - 1) * bdp
             if p.bdp_cap_ack_aggregation and not self._queue_stands(min_rtt):
-                clump = min(self._receive.aggregation, p.bdp_cap_clump_bdps * rate * min_rtt)
-                if p.bdp_cap_shared_margin:
-                    bound += max(clump - (p.bdp_cap_gain - 1) * rate * min_rtt, 0.0)
-                else:
-                    bound += clump
-            window = min(window, bound)
+                clump = min(self._receive.aggregation, p.bdp_cap_clump_bdps * bdp)
+                room = max(room, clump) if p.bdp_cap_shared_margin else room + clump
+            window = min(window, bdp + room + rate * self.ack_delay)
         return max(int(window), self.params.min_cwnd_packets * self.max_datagram_size)
 
     def _queue_stands(self, min_rtt: float) -> bool:
