@@ -81,11 +81,14 @@ _CONTROLLERS: dict[str, ControllerInfo] = {
         # makes flows sharing a shallow queue converge (docs/cc.md, "Session 20"). An MI
         # that lost a fifth of its packets and delivered well under its rate cuts the rate
         # to what it delivered: far above capacity the utility's pairs are decided by the
-        # loss rate's noise (docs/cc.md, "Session 22").
+        # loss rate's noise (docs/cc.md, "Session 22"). A step up sends one MI at the new
+        # rate until its result: the MIs already in flight behind it queued its excess on a
+        # shallow queue (docs/cc.md, session 36).
         # `vivace-loss` keeps pooling: with no latency term it stands on its own queue, where
         # random loss looks the same.
         _pcc("vivace", "PCC Vivace, latency-aware utility (t=0.9, b=900, c=11.35, eps=0.02)",
-             VivaceParams, {"epsilon": 0.02, "loss_pool_queue": True, "overload_loss": 0.2},
+             VivaceParams, {"epsilon": 0.02, "loss_pool_queue": True, "overload_loss": 0.2,
+                            "hold_untested_increase": True},
              _vivace),
         _pcc("vivace-loss", "PCC Vivace, loss-only utility (b=0, eps=0.02)",
              VivaceParams, {"b": 0.0, "epsilon": 0.02}, _vivace),

@@ -39,6 +39,8 @@ def test_variants_defaults() -> None:
     assert v.p.loss_confidence == 1.0
     assert v.p.loss_pool_queue and not loss.p.loss_pool_queue and not lte.p.loss_pool_queue
     assert v.p.overload_loss == 0.2 and loss.p.overload_loss == 0 and lte.p.overload_loss == 0
+    assert v.p.hold_untested_increase
+    assert not loss.p.hold_untested_increase and not lte.p.hold_untested_increase
     a = create_controller("allegro-latency")
     assert isinstance(a, Allegro) and a.p.latency
     assert isinstance(create_controller("cubic"), WindowController)
