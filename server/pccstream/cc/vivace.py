@@ -228,7 +228,7 @@ class VivaceParams(PccParams):
     hold_untested_increase: bool = param(
         False, "in the moving state, only the first MI after a step up sends at the new "
         "rate; the MIs sent before its result arrives go out at the reference rate (the "
-        "rate the step was taken from), as a probe pair's are followed by MIs at its "
+        "rate the step was taken from), as the MIs after a probe pair send at its "
         "centre. An MI lasts about an RTT and its result arrives about an RTT after it "
         "ends, so without this two or three MIs send at an untested rate, and a step past "
         "capacity queues that many MIs' excess before it can be undone. On in `vivace`: "
