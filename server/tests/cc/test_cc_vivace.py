@@ -626,24 +626,28 @@ def test_decrease_stops_at_a_lower_probe_that_saw_no_congestion(floor: bool) -> 
         assert mbps(v.rate) < 9.5 - 0.5
 
 
+def _busy_host_1bdp(params: dict[str, str]) -> tuple[float, float]:
+    """(mean utilization, mean p95 queue in ms) of `vivace` with `params` on the link model's
+    1-BDP link with the browser's ACK path and the pacer in pairs, seeds 1-4."""
+    from pccstream.cc.sim import BROWSER_HOST, scenario_single
+    reports = [scenario_single("vivace", seed=seed, params=params, receiver=BROWSER_HOST,
+                               pacing_quantum=2) for seed in (1, 2, 3, 4)]
+    return (sum(r.utilization for r in reports) / len(reports),
+            sum(r.p95_queue_delay_ms for r in reports) / len(reports))
+
+
 def test_decreases_to_the_implied_capacity_keep_a_busy_host_link_fuller() -> None:
     """Link model, 1 BDP, the browser's ACK path (a frame per 10 packets, host stalls): a
     decrease that stops at the capacity the higher probe's RTT growth implies keeps the
     rate nearer capacity than one clipped at omega, and stands on no more queue."""
-    from pccstream.cc.sim import BROWSER_HOST, scenario_single
-    util: dict[str, float] = {}
-    queue: dict[str, float] = {}
-    seeds = (1, 2, 3, 4)
     # As measured in session 18, before the hold on untested steps (session 36): with it the
     # floor stands on more queue than the hold leaves (4.6 against 3.5 ms here).
-    for on in ("1", "0"):
-        reports = [scenario_single("vivace", seed=seed, params={
-            "decrease_to_capacity": on, "hold_untested_increase": "0"},
-            receiver=BROWSER_HOST, pacing_quantum=2) for seed in seeds]
-        util[on] = sum(r.utilization for r in reports) / len(seeds)
-        queue[on] = sum(r.p95_queue_delay_ms for r in reports) / len(seeds)
-    assert util["1"] > util["0"] + 0.005
-    assert queue["1"] <= queue["0"] + 0.3
+    util_on, queue_on = _busy_host_1bdp({"decrease_to_capacity": "1",
+                                         "hold_untested_increase": "0"})
+    util_off, queue_off = _busy_host_1bdp({"decrease_to_capacity": "0",
+                                           "hold_untested_increase": "0"})
+    assert util_on > util_off + 0.005
+    assert queue_on <= queue_off + 0.3
 
 
 def _pair_with_gradients(v: Vivace, *, hi_gradient: float, lo_gradient: float = 0.0) -> str:
@@ -1377,14 +1381,7 @@ def test_steps_down_and_the_default_send_every_mi_at_the_new_rate(hold: bool) ->
 def test_holding_untested_steps_shortens_the_queue_of_a_busy_host_link() -> None:
     """Link model, 1 BDP, the browser's ACK path, the pacer in pairs: a step past capacity
     queues one MI's excess instead of two or three, at about the same utilization."""
-    from pccstream.cc.sim import BROWSER_HOST, scenario_single
-    util: dict[str, float] = {}
-    queue: dict[str, float] = {}
-    seeds = (1, 2, 3, 4)
-    for on in ("1", "0"):
-        reports = [scenario_single("vivace", seed=seed, params={"hold_untested_increase": on},
-                                   receiver=BROWSER_HOST, pacing_quantum=2) for seed in seeds]
-        util[on] = sum(r.utilization for r in reports) / len(seeds)
-        queue[on] = sum(r.p95_queue_delay_ms for r in reports) / len(seeds)
-    assert queue["1"] < queue["0"] - 0.5
-    assert util["1"] > util["0"] - 0.01
+    util_on, queue_on = _busy_host_1bdp({"hold_untested_increase": "1"})
+    util_off, queue_off = _busy_host_1bdp({"hold_untested_increase": "0"})
+    assert queue_on < queue_off - 0.5
+    assert util_on > util_off - 0.01
