@@ -83,12 +83,16 @@ _CONTROLLERS: dict[str, ControllerInfo] = {
         # to what it delivered: far above capacity the utility's pairs are decided by the
         # loss rate's noise (docs/cc.md, "Session 22"). A step up sends one MI at the new
         # rate until its result: the MIs already in flight behind it queued its excess on a
-        # shallow queue (docs/cc.md, session 36).
+        # shallow queue (docs/cc.md, session 36). A decrease stands and increases do not
+        # grow with the rate (AIMD, Chiu and Jain): with both a share of the rate, viewers
+        # sharing a queue kept the unequal rates they left slow start at (docs/cc.md,
+        # sessions 33 and 38).
         # `vivace-loss` keeps pooling: with no latency term it stands on its own queue, where
         # random loss looks the same.
         _pcc("vivace", "PCC Vivace, latency-aware utility (t=0.9, b=900, c=11.35, eps=0.02)",
              VivaceParams, {"epsilon": 0.02, "loss_pool_queue": True, "overload_loss": 0.2,
-                            "hold_untested_increase": True},
+                            "hold_untested_increase": True, "moving_after_decrease": False,
+                            "theta_increase_power": 0.0, "theta0": 0.45},
              _vivace),
         _pcc("vivace-loss", "PCC Vivace, loss-only utility (b=0, eps=0.02)",
              VivaceParams, {"b": 0.0, "epsilon": 0.02}, _vivace),

@@ -87,8 +87,8 @@ class VivaceParams(PccParams):
         "rate while its decreases stay a share of it, so flows sharing a queue (which see "
         "the same gradients) move toward equal rates, as AIMD does (Chiu and Jain); at 1 "
         "both are a share of the rate and the ratio between flows stays (1: as "
-        "theta_rate_ref_mbps alone; 0: increases as in the thesis; measured on Fig. 5.2 in "
-        "docs/cc.md, session 32)", lo=0.0, hi=1.0)
+        "theta_rate_ref_mbps alone; 0: increases as in the thesis, as in `vivace`; "
+        "measured on Fig. 5.2 in docs/cc.md, sessions 32, 33 and 38)", lo=0.0, hi=1.0)
     ss_exit_on_congested_hold: bool = param(
         False, "slow start ends when a later MI at the best rate so far (sent while the next "
         "doubling is still untested) scored lower with a loss or RTT gradient that slow "
@@ -220,11 +220,11 @@ class VivaceParams(PccParams):
         "ran without a queue always does worse (less rate, no less latency), so the step "
         "is reversed to that probe: a flow falls back by eps at most per congestion "
         "signal, which every flow on a shared queue sees alike, and unequal rates stay "
-        "unequal (Fig. 5.2). Off with theta_increase_power=0 and theta0=0.6 the viewers of "
-        "Fig. 5.2 converge, but one flow climbing back after an RTT step is slower "
-        "(Fig. 5.1 at 50 Mbit/s; docs/cc.md, session 33). Adding decrease_to_capacity "
-        "removes that cost, but raises the p95 RTT inflation on issue 4's 1-BDP link from "
-        "4.5-4.9 to 6.3 ms, over its 5 ms target (session 34)")
+        "unequal (Fig. 5.2). Off in `vivace`, with theta_increase_power=0 and theta0=0.45: "
+        "the viewers of Fig. 5.2 converge (browser, 5 blocks: -5.54 [-7.77, -2.44] points), "
+        "but one flow climbing back after an RTT step is slower (Fig. 5.1 at 50 Mbit/s). "
+        "decrease_to_capacity removes that cost, but raises the p95 RTT inflation on issue "
+        "4's 1-BDP link over its 5 ms target (docs/cc.md, sessions 33, 34 and 38)")
     hold_untested_increase: bool = param(
         False, "in the moving state, only the first MI after a step up sends at the new "
         "rate; the MIs sent before its result arrives go out at the reference rate (the "

@@ -16,6 +16,9 @@ from pccstream.cc.pcc_sender import PccSender
 from pccstream.cc.sim import SimPacket
 
 MSS = 1200
+# `vivace`'s step rules before session 38 (both directions a share of the rate, a decrease
+# moves on and is reversed): tests of mechanisms measured under them keep them.
+PROPORTIONAL_STEPS = {"moving_after_decrease": "1", "theta_increase_power": "1", "theta0": "0.3"}
 
 
 @dataclass

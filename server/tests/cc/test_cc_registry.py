@@ -41,6 +41,12 @@ def test_variants_defaults() -> None:
     assert v.p.overload_loss == 0.2 and loss.p.overload_loss == 0 and lte.p.overload_loss == 0
     assert v.p.hold_untested_increase
     assert not loss.p.hold_untested_increase and not lte.p.hold_untested_increase
+    # AIMD above 12 Mbit/s in `vivace` only: a decrease stands, increases do not scale.
+    assert (v.p.moving_after_decrease, v.p.theta_increase_power, v.p.theta0) == (
+        False, 0.0, 0.45)
+    for other in (loss, lte):
+        assert (other.p.moving_after_decrease, other.p.theta_increase_power,
+                other.p.theta0) == (True, 1.0, 0.3)
     a = create_controller("allegro-latency")
     assert isinstance(a, Allegro) and a.p.latency
     assert isinstance(create_controller("cubic"), WindowController)
