@@ -14,6 +14,9 @@ from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+# A half of an MI needs this many RTT samples for its smallest one to be a floor.
+MINIMA_MIN_SAMPLES = 2
+
 
 @dataclass(slots=True)
 class MonitorInterval:
@@ -47,6 +50,12 @@ class MonitorInterval:
     sum_xy: float = 0.0
     sum_yy: float = 0.0
     rtt_min: float = 0.0  # smallest RTT sample (0 before any)
+    # Smallest RTT sample and sample count of the packets sent in each half of the planned
+    # MI (`rtt_gradient_minima`).
+    rtt_min_early: float = math.inf
+    rtt_min_late: float = math.inf
+    n_rtt_early: int = 0
+    n_rtt_late: int = 0
 
     @property
     def packets_resolved(self) -> int:
@@ -64,6 +73,12 @@ class MonitorInterval:
             self.rtt_min = rtt
         elif rtt < self.rtt_min:
             self.rtt_min = rtt
+        if 2 * x < self.end_time - self.start_time:
+            self.n_rtt_early += 1
+            self.rtt_min_early = min(self.rtt_min_early, rtt)
+        else:
+            self.n_rtt_late += 1
+            self.rtt_min_late = min(self.rtt_min_late, rtt)
         y = rtt - self.y_ref
         self.n_rtt += 1
         self.sum_x += x
@@ -104,6 +119,19 @@ class MonitorInterval:
         syy = self.sum_yy - self.sum_y * self.sum_y / n
         sse = max(syy - sxy * sxy / sxx, 0.0)
         return math.sqrt(sse / (n - 2) / sxx)
+
+    def rtt_gradient_minima(self) -> float | None:
+        """Rise of the smallest RTT sample from the MI's first half (by send time) to its
+        second, per second of send time (None: a half has too few samples to have a floor).
+
+        A queue delays every packet, so it lifts each half's smallest sample; a receiver or
+        host that stalls delays only the ACKs around the stall, which a least-squares slope
+        counts in full and a half's minimum does not see.
+        """
+        half = (self.end_time - self.start_time) / 2
+        if min(self.n_rtt_early, self.n_rtt_late) < MINIMA_MIN_SAMPLES or half <= 0:
+            return None
+        return (self.rtt_min_late - self.rtt_min_early) / half
 
     def result(self, *, now: float, min_packets: int, app_limited_ratio: float,
                max_send_ratio: float = 0.0) -> MiResult:
@@ -152,6 +180,7 @@ class MonitorInterval:
             rtt_gradient_stderr=self.rtt_gradient_stderr(),
             rtt_samples=self.n_rtt,
             rtt_min=self.rtt_min,
+            rtt_gradient_minima=self.rtt_gradient_minima(),
             packets_sent=self.packets_sent,
             start_time=self.start_time,
             finish_time=now,
@@ -181,6 +210,7 @@ class MiResult:
     rtt_gradient_stderr: float = 0.0  # standard error of rtt_gradient (inf: unknown)
     rtt_samples: int = 0  # RTT samples in the regression (0: unknown, no small-sample test)
     rtt_min: float = 0.0  # smallest RTT sample of the MI (0: none)
+    rtt_gradient_minima: float | None = None  # see MonitorInterval.rtt_gradient_minima
     send_fill: float = 1.0  # share of the MI's open time spent sending before the app ran dry
     extra: dict[str, float] = field(default_factory=dict)
 

@@ -578,6 +578,7 @@ class PccSender(Controller):
             "rtt_min_ms": r.rtt_min * 1000,
             "rtt_gradient_raw": r.rtt_gradient,
             "rtt_gradient": gradient,
+            "rtt_gradient_minima": r.rtt_gradient_minima,
             "loss": r.loss,
             "utility": utility,
             "send_fill": r.send_fill,

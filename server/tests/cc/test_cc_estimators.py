@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import pytest
 from hypothesis import given, settings
@@ -49,6 +50,35 @@ def test_mi_gradient_degenerate_cases() -> None:
     mi.add_rtt_sample(0.0, 0.03)
     mi.add_rtt_sample(0.0, 0.05)  # same send time: no slope measurable
     assert mi.rtt_gradient() == 0.0
+
+
+def test_mi_gradient_minima_sees_a_queue_but_not_a_stall_on_the_ack_path() -> None:
+    """A queue lifts every sample of the MI's second half; a stall delays only some."""
+    def mi_with(rtt_of: Callable[[float], float]) -> MonitorInterval:
+        mi = MonitorInterval(id=0, target_rate=1e6, tag=None, start_time=5.0, end_time=5.08)
+        for i in range(40):
+            x = i * 0.002
+            mi.add_rtt_sample(5.0 + x, rtt_of(x))
+        return mi
+
+    queue = mi_with(lambda x: 0.080 + 0.05 * x)  # 5 % above capacity for the whole MI
+    assert queue.rtt_gradient() == pytest.approx(0.05)
+    assert queue.rtt_gradient_minima() == pytest.approx(0.05)
+    # An 8 ms stall late in the MI: the ACKs it held arrive together, the oldest latest.
+    stall = mi_with(lambda x: 0.080 + (0.008 - (x - 0.060) if 0.060 <= x < 0.068 else 0.0))
+    assert stall.rtt_gradient() > 0.02
+    assert stall.rtt_gradient_minima() == pytest.approx(0.0)
+    assert stall.result(now=6.0, min_packets=0, app_limited_ratio=0.0).rtt_gradient_minima == (
+        pytest.approx(0.0))
+
+
+def test_mi_gradient_minima_needs_two_samples_in_each_half() -> None:
+    mi = MonitorInterval(id=0, target_rate=1e6, tag=None, start_time=0.0, end_time=0.1)
+    for x in (0.0, 0.01, 0.06):
+        mi.add_rtt_sample(x, 0.05)
+    assert mi.rtt_gradient_minima() is None  # a cut-short MI has no second half to compare
+    mi.add_rtt_sample(0.07, 0.05)
+    assert mi.rtt_gradient_minima() == 0.0
 
 
 def test_mi_gradient_stderr_matches_the_textbook_formula() -> None:

@@ -300,3 +300,30 @@ def test_the_default_gives_way_to_flows_that_join_a_full_link() -> None:
 
     assert mean_jain({}) > 0.75
     assert mean_jain(PROPORTIONAL_STEPS) < 0.6
+
+
+def test_minima_gradient_ignores_host_stalls_below_capacity() -> None:
+    # Fig. 5.1's link at 50 Mbit/s (55 Mbit/s, 80 ms, 300 kB) behind a receiver that stalls
+    # 20 times a second. An MI sent below capacity cannot build a queue, so an RTT gradient
+    # counted there is the stalls'; each one decides a probe pair against the rate.
+    def stall_gradients(params: dict[str, str]) -> tuple[float, float]:
+        sim, _, events = _run("vivace", Link(55.0, 0.080, 300_000, loss=0.0001), until=20.0,
+                              receiver=BROWSER_HOST, params=params, seed=2)
+        below = [e for e in events if e.get("type") == "mi" and e["t_ms"] > 5000
+                 and not e["decision"].startswith("ignored")
+                 and e["send_rate_bps"] < 0.93 * 55e6]
+        counted = sum(1 for e in below if e["rtt_gradient"] > 0) / len(below)
+        return counted, report(sim, 5.0, 20.0).utilization
+
+    regression, minima = stall_gradients({}), stall_gradients({"rtt_gradient_minima": "1"})
+    assert minima[0] < 0.5 * regression[0]
+    assert minima[1] > regression[1]
+
+
+def test_minima_gradient_keeps_video_at_50_mbps_playing() -> None:
+    for seed in (1, 3):
+        regression = scenario_video("vivace", bitrate_mbps=50.0, seed=seed, duration=40.0)
+        minima = scenario_video("vivace", bitrate_mbps=50.0, seed=seed, duration=40.0,
+                                params={"rtt_gradient_minima": "1"})
+        assert minima.utilization > regression.utilization
+        assert minima.buffering_ratio < 0.5 * regression.buffering_ratio

@@ -390,6 +390,22 @@ def test_gradient_within_its_standard_error_counts_as_noise() -> None:
     assert off.mi_utility(noisy)[1] == 0.15
 
 
+def test_minima_option_counts_only_the_rise_both_halves_confirm() -> None:
+    v = Vivace(VivaceParams(rtt_gradient_minima=True))
+    tag = MiTag(0, "move")
+    stalled = dataclasses.replace(result(50, tag=tag, gradient=0.05), rtt_gradient_minima=0.0)
+    assert v.mi_utility(stalled)[1] == 0.0  # the floors did not move: a stall, not a queue
+    partly = dataclasses.replace(stalled, rtt_gradient_minima=0.03)
+    assert v.mi_utility(partly)[1] == 0.03
+    steeper = dataclasses.replace(stalled, rtt_gradient_minima=0.2)
+    assert v.mi_utility(steeper)[1] == 0.05  # the smaller of the two
+    below_filter = dataclasses.replace(stalled, rtt_gradient_minima=0.005)
+    assert v.mi_utility(below_filter)[1] == 0.0
+    unknown = dataclasses.replace(stalled, rtt_gradient_minima=None)
+    assert v.mi_utility(unknown)[1] == 0.05  # a half without samples: the regression stands
+    assert Vivace().mi_utility(stalled)[1] == 0.05  # off by default
+
+
 def _one_mi_then_dark(v: Vivace, *, acked: int) -> tuple[Driver, float, float, float]:
     """Slow start and a probe, then one MI of which only the first `acked` packets are acked.
 
