@@ -79,7 +79,7 @@ class VivaceParams(PccParams):
         "below capacity passed the noise test, and each decides a probe pair, so the rate "
         "random-walks below capacity; on: 6 %, utilization 0.924 against 0.880, buffering "
         "-3.54 points (Fig. 5.1, session 39). Off because two bulk flows on one BDP shared "
-        "less evenly with it (Jain 0.926 against 0.999; docs/cc.md) (off: the regression "
+        "less evenly with it, Jain 0.926 against 0.999 (docs/cc.md; off: the regression "
         "alone)")
     ss_loss_ignore: float = param(
         0.1, "slow start ignores loss rates below this (random loss must not end it)",
