@@ -81,6 +81,14 @@ class VivaceParams(PccParams):
         "-3.54 points (Fig. 5.1, session 39). Off because two bulk flows on one BDP shared "
         "less evenly with it, Jain 0.926 against 0.999 (docs/cc.md; off: the regression "
         "alone)")
+    rtt_gradient_minima_veto: bool = param(
+        False, "the minima only veto: dRTT/dt counts as 0 when the MI's smallest RTT sample "
+        "rose by less than rtt_gradient_filter from its first half to its second, else the "
+        "regression's gradient counts in full (the regression's alone when a half has under "
+        "two samples). A stall's gradient is dropped as with rtt_gradient_minima, but a queue "
+        "that both halves confirm is charged at the regression's full slope, so a flow above "
+        "its share backs off as fast as without the minima (two bulk flows on one BDP, "
+        "docs/cc.md; off: the regression alone)")
     ss_loss_ignore: float = param(
         0.1, "slow start ignores loss rates below this (random loss must not end it)",
         lo=0.0, hi=1.0)
@@ -408,6 +416,9 @@ class Vivace(PccSender):
         gradient = filter_rtt_gradient(result.rtt_gradient, p.rtt_gradient_filter)
         if abs(gradient) <= self._noise_bound(result.rtt_gradient_stderr, result.rtt_samples):
             gradient = 0.0  # not distinguishable from ACK-path noise
+        if (p.rtt_gradient_minima_veto and gradient > 0 and result.rtt_gradient_minima is not None
+                and result.rtt_gradient_minima < p.rtt_gradient_filter):
+            gradient = 0.0  # the floors did not rise: the ACK path stalled, no queue grew
         if p.rtt_gradient_minima and gradient > 0 and result.rtt_gradient_minima is not None:
             gradient = filter_rtt_gradient(min(gradient, max(result.rtt_gradient_minima, 0.0)),
                                            p.rtt_gradient_filter)

@@ -302,7 +302,8 @@ def test_the_default_gives_way_to_flows_that_join_a_full_link() -> None:
     assert mean_jain(PROPORTIONAL_STEPS) < 0.6
 
 
-def test_minima_gradient_ignores_host_stalls_below_capacity() -> None:
+@pytest.mark.parametrize("option", ["rtt_gradient_minima", "rtt_gradient_minima_veto"])
+def test_minima_gradient_ignores_host_stalls_below_capacity(option: str) -> None:
     # Fig. 5.1's link at 50 Mbit/s (55 Mbit/s, 80 ms, 300 kB) behind a receiver that stalls
     # 20 times a second. An MI sent below capacity cannot build a queue, so an RTT gradient
     # counted there is the stalls'; each one decides a probe pair against the rate.
@@ -315,15 +316,16 @@ def test_minima_gradient_ignores_host_stalls_below_capacity() -> None:
         counted = sum(1 for e in below if e["rtt_gradient"] > 0) / len(below)
         return counted, report(sim, 5.0, 20.0).utilization
 
-    regression, minima = stall_gradients({}), stall_gradients({"rtt_gradient_minima": "1"})
+    regression, minima = stall_gradients({}), stall_gradients({option: "1"})
     assert minima[0] < 0.5 * regression[0]
     assert minima[1] > regression[1]
 
 
-def test_minima_gradient_keeps_video_at_50_mbps_playing() -> None:
+@pytest.mark.parametrize("option", ["rtt_gradient_minima", "rtt_gradient_minima_veto"])
+def test_minima_gradient_keeps_video_at_50_mbps_playing(option: str) -> None:
     for seed in (1, 3):
         regression = scenario_video("vivace", bitrate_mbps=50.0, seed=seed, duration=40.0)
         minima = scenario_video("vivace", bitrate_mbps=50.0, seed=seed, duration=40.0,
-                                params={"rtt_gradient_minima": "1"})
+                                params={option: "1"})
         assert minima.utilization > regression.utilization
         assert minima.buffering_ratio < 0.5 * regression.buffering_ratio

@@ -406,6 +406,22 @@ def test_minima_option_counts_only_the_rise_both_halves_confirm() -> None:
     assert Vivace().mi_utility(stalled)[1] == 0.05  # off by default
 
 
+def test_minima_veto_drops_a_stall_and_counts_a_confirmed_queue_in_full() -> None:
+    v = Vivace(VivaceParams(rtt_gradient_minima_veto=True))
+    tag = MiTag(0, "move")
+    stalled = dataclasses.replace(result(50, tag=tag, gradient=0.05), rtt_gradient_minima=0.0)
+    assert v.mi_utility(stalled)[1] == 0.0
+    below_filter = dataclasses.replace(stalled, rtt_gradient_minima=0.005)
+    assert v.mi_utility(below_filter)[1] == 0.0
+    partly = dataclasses.replace(stalled, rtt_gradient_minima=0.03)
+    assert v.mi_utility(partly)[1] == 0.05  # confirmed: the regression's slope, not the floors'
+    unknown = dataclasses.replace(stalled, rtt_gradient_minima=None)
+    assert v.mi_utility(unknown)[1] == 0.05
+    falling = dataclasses.replace(result(50, tag=tag, gradient=-0.05), rtt_gradient_minima=0.0)
+    assert v.mi_utility(falling)[1] == Vivace().mi_utility(falling)[1]  # only rises are vetoed
+    assert Vivace().mi_utility(stalled)[1] == 0.05  # off by default
+
+
 def _one_mi_then_dark(v: Vivace, *, acked: int) -> tuple[Driver, float, float, float]:
     """Slow start and a probe, then one MI of which only the first `acked` packets are acked.
 
