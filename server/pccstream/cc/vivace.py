@@ -418,12 +418,13 @@ class Vivace(PccSender):
         gradient = filter_rtt_gradient(result.rtt_gradient, p.rtt_gradient_filter)
         if abs(gradient) <= self._noise_bound(result.rtt_gradient_stderr, result.rtt_samples):
             gradient = 0.0  # not distinguishable from ACK-path noise
-        if (p.rtt_gradient_minima_veto and gradient > 0 and result.rtt_gradient_minima is not None
-                and result.rtt_gradient_minima < p.rtt_gradient_filter):
-            gradient = 0.0  # the floors did not rise: the ACK path stalled, no queue grew
-        if p.rtt_gradient_minima and gradient > 0 and result.rtt_gradient_minima is not None:
-            gradient = filter_rtt_gradient(min(gradient, max(result.rtt_gradient_minima, 0.0)),
-                                           p.rtt_gradient_filter)
+        minima = result.rtt_gradient_minima
+        if gradient > 0 and minima is not None:
+            if p.rtt_gradient_minima_veto and minima < p.rtt_gradient_filter:
+                gradient = 0.0  # the halves' floors did not rise: no queue confirms it
+            if p.rtt_gradient_minima:
+                gradient = filter_rtt_gradient(min(gradient, max(minima, 0.0)),
+                                               p.rtt_gradient_filter)
         if not p.reward_rtt_decrease:
             gradient = max(gradient, 0.0)
         loss = result.loss
