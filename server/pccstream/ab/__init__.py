@@ -6,6 +6,7 @@
 - `experiment`: the loop that runs a schedule against a store with an injectable runner.
 - `stats`: bootstrap confidence intervals and paired differences (pure).
 - `report`: the self-contained HTML report.
+- `pool`: one paired comparison over the blocks of several campaigns of one setup.
 - `progress`: progress bar with ETA.
 - `cli`: `pccstream ab` and `pccstream report`.
 

@@ -1,4 +1,4 @@
-"""`pccstream ab` (run / resume / export an A/B experiment) and `pccstream report`."""
+"""`pccstream ab` (run / resume / export / pool A/B experiments) and `pccstream report`."""
 
 from __future__ import annotations
 
@@ -193,6 +193,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     e.set_defaults(func=_export)
 
+    o = sub.add_parser(
+        "pool",
+        help="one paired comparison over the blocks of several campaigns (no experiment is run)",
+        description="Pools the per-block differences ARM − OTHER of every experiment in the "
+        "databases that ran both arms, and prints each campaign's pairs and the pooled mean "
+        "with its 95 %% bootstrap CI. Campaigns must share the setup (scenario, parameters, "
+        "mode, bitrate, viewers, duration); two with one seed repeat the same networks and "
+        "are flagged.",
+    )
+    o.add_argument("dbs", nargs="+", metavar="RESULTS.sqlite")
+    o.add_argument("--arm", required=True, metavar="ARM",
+                   help="arm label; A|B takes whichever of the two a campaign ran")
+    o.add_argument("--against", required=True, action="append", metavar="OTHER",
+                   help="the arm compared with (repeat for several comparisons)")
+    o.add_argument("--metric", default="buffering_ratio", help="run metric (default: %(default)s)")
+    o.add_argument("--drop-starved", action="store_true",
+                   help="leave out the blocks where either arm's run was CPU-starved")
+    o.add_argument("--mixed", action="store_true",
+                   help="pool campaigns of different setups anyway")
+    o.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
+    o.add_argument("--seed", type=int, default=None, help="bootstrap seed (default fixed)")
+    o.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples")
+    o.set_defaults(func=_pool)
+
     r = subparsers.add_parser(
         "report",
         help="self-contained HTML report of an A/B results database",
@@ -366,6 +390,23 @@ def _export(args: argparse.Namespace, fmt: str | None = None) -> int:
         out = Path(args.out or Path(args.db).with_suffix(f".{fmt}"))
         runs, segments = export_runs(store, fmt, out)
     print(f"exported {runs} runs to {out} and {segments} segments to {segments_path(out)}")
+    return 0
+
+
+def _pool(args: argparse.Namespace) -> int:
+    from pccstream.ab import stats
+    from pccstream.ab.pool import markdown, pool, to_json
+
+    results = [
+        pool(args.dbs, args.arm, other, metric=args.metric, drop_starved=args.drop_starved,
+             mixed=args.mixed, resamples=args.resamples,
+             seed=stats.DEFAULT_SEED if args.seed is None else args.seed)
+        for other in args.against
+    ]
+    if args.json:
+        print(json.dumps([to_json(r) for r in results], indent=2))
+    else:
+        print("\n".join(markdown(r) for r in results), end="")
     return 0
 
 
