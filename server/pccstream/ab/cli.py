@@ -204,7 +204,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     o.add_argument("dbs", nargs="+", metavar="RESULTS.sqlite")
     o.add_argument("--arm", required=True, metavar="ARM",
-                   help="arm label; A|B takes whichever of the two a campaign ran")
+                   help="arm label; A|B takes the first of the two that a campaign ran")
     o.add_argument("--against", required=True, action="append", metavar="OTHER",
                    help="the arm compared with (repeat for several comparisons)")
     o.add_argument("--metric", default="buffering_ratio", help="run metric (default: %(default)s)")

@@ -88,7 +88,7 @@ def collect(
 ) -> tuple[list[CampaignPairs], list[str], int]:
     """Every experiment in `paths` that ran both arms, with its complete pairs.
 
-    `arm` and `against` are arm labels; `A|B` takes whichever of A and B an experiment ran
+    `arm` and `against` are arm labels; `A|B` takes the first of A and B that an experiment ran
     (the same controller recorded under two labels). Returns the campaigns, one line per
     experiment left out and why, and how many CPU-starved pairs were dropped."""
     arm_names = _alternatives(arm, "--arm")
