@@ -393,10 +393,17 @@ def _export(args: argparse.Namespace, fmt: str | None = None) -> int:
     return 0
 
 
+def _check_resamples(count: int) -> None:
+    # Percentile CIs need a distribution to take quantiles of; fewer is a typo, not a choice.
+    if count < 100:
+        raise UserError(f"--resamples {count}: expected at least 100")
+
+
 def _pool(args: argparse.Namespace) -> int:
     from pccstream.ab import stats
     from pccstream.ab.pool import markdown, pool, to_json
 
+    _check_resamples(args.resamples)
     results = [
         pool(args.dbs, args.arm, other, metric=args.metric, drop_starved=args.drop_starved,
              mixed=args.mixed, resamples=args.resamples,
@@ -490,6 +497,7 @@ def _ab(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace) -> int:
     from pccstream.ab.report import write_report
 
+    _check_resamples(args.resamples)
     with open_store(args.db, must_exist=True) as store:
         out = Path(args.out)
         write_report(store, out, title=args.title, seed=args.seed, resamples=args.resamples,

@@ -134,3 +134,7 @@ def test_cli_prints_markdown_and_json(tmp_path: Path, capsys):
 
     assert main(["ab", "pool", str(a), "--arm", "vivace", "--against", "bbr"]) == 2
     assert "no campaign ran both vivace and bbr" in capsys.readouterr().err
+    assert main([*argv[:8], "--resamples", "0"]) == 2
+    assert "--resamples 0: expected at least 100" in capsys.readouterr().err
+    assert main(["report", str(a), "--resamples", "5"]) == 2
+    assert "--resamples 5: expected at least 100" in capsys.readouterr().err
