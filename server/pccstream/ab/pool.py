@@ -281,11 +281,16 @@ def markdown(result: PooledComparison) -> str:
             f"| {sum(1 for d in diffs if d < 0)} of {n} | {len(c.starved_blocks)} |"
         )
     d, r = result.difference, result.relative
+    estimate = (
+        f"{_num(_scaled(d.value, m), signed=True)} "
+        f"[{_num(_scaled(d.low, m), signed=True)}, {_num(_scaled(d.high, m), signed=True)}]"
+    )
+    # Bold only when the CI excludes zero, as the results pages mark a met comparison.
+    if d.low is not None and d.high is not None and (d.high < 0 or d.low > 0):
+        estimate = f"**{estimate}**"
     lines.append(
         f"| **pooled** | | | {result.pairs} | | "
-        f"| **{_num(_scaled(d.value, m), signed=True)} "
-        f"[{_num(_scaled(d.low, m), signed=True)}, {_num(_scaled(d.high, m), signed=True)}]** "
-        f"({_percent(r)}) | {result.lower_in} of {result.pairs} "
+        f"| {estimate} ({_percent(r)}) | {result.lower_in} of {result.pairs} "
         f"| {sum(len(c.starved_blocks) for c in result.campaigns)} |"
     )
     notes = []

@@ -124,6 +124,7 @@ def test_cli_prints_markdown_and_json(tmp_path: Path, capsys):
     text = capsys.readouterr().out
     assert "vivace − cubic, buffering ratio (%), paired by block over 2 campaign(s)" in text
     assert "vivace − reno" in text and "| **pooled** | | | 6 |" in text
+    assert "| **-18." in text  # a CI below zero is marked bold
 
     assert main([*argv, "--json", "--metric", "startup_delay_ms"]) == 0
     data = json.loads(capsys.readouterr().out)
