@@ -198,6 +198,8 @@ def pool(
     if not campaigns:
         detail = "; ".join(skipped) or "no database given"
         raise UserError(f"no campaign ran both {arm} and {against}: {detail}")
+    # By seed, so the bootstrap's draws, and the CI, do not depend on the order of the files.
+    campaigns.sort(key=lambda c: (c.seed, c.experiment_id, c.source))
     if not mixed:
         check_setup(campaigns)
     # One key per (campaign, block), so blocks stay paired and campaigns never collide.

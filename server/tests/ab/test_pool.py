@@ -58,6 +58,10 @@ def test_pools_the_blocks_of_two_campaigns_pair_by_pair(tmp_path: Path):
     assert result.difference.high is not None and result.difference.high < -0.15
     assert result.relative.value == pytest.approx(-0.9, abs=0.06)
     assert result.warnings == [] and result.skipped == []
+    # The order of the files changes neither the campaigns' order nor the CI.
+    swapped = pool([b, a], "vivace", "cubic", resamples=500)
+    assert [c.seed for c in swapped.campaigns] == [5, 6]
+    assert swapped.difference == result.difference
 
 
 def test_an_arm_recorded_under_two_labels_is_pooled_with_alternatives(tmp_path: Path):
