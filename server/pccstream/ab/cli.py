@@ -401,13 +401,14 @@ def _check_resamples(count: int) -> None:
 
 def _pool(args: argparse.Namespace) -> int:
     from pccstream.ab import stats
-    from pccstream.ab.pool import markdown, pool, to_json
+    from pccstream.ab.pool import compare, load, markdown, to_json
 
     _check_resamples(args.resamples)
+    sources = load(args.dbs)
     results = [
-        pool(args.dbs, args.arm, other, metric=args.metric, drop_starved=args.drop_starved,
-             mixed=args.mixed, resamples=args.resamples,
-             seed=stats.DEFAULT_SEED if args.seed is None else args.seed)
+        compare(sources, args.arm, other, metric=args.metric, drop_starved=args.drop_starved,
+                mixed=args.mixed, resamples=args.resamples,
+                seed=stats.DEFAULT_SEED if args.seed is None else args.seed)
         for other in args.against
     ]
     if args.json:

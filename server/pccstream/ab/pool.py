@@ -78,15 +78,32 @@ def _alternatives(text: str, flag: str) -> list[str]:
     return names
 
 
+@dataclass(frozen=True)
+class Source:
+    """One results database, read once: its experiments' runs."""
+
+    path: str
+    views: list[ExperimentView]
+
+
+def load(paths: Sequence[str | Path]) -> list[Source]:
+    sources = []
+    for path in paths:
+        with open_store(path, must_exist=True) as store:
+            views = [ExperimentView(store, row) for row in store.experiments()]
+        sources.append(Source(str(path), views))
+    return sources
+
+
 def collect(
-    paths: Sequence[str | Path],
+    sources: Sequence[Source],
     arm: str,
     against: str,
     metric: Metric,
     *,
     drop_starved: bool = False,
 ) -> tuple[list[CampaignPairs], list[str], int]:
-    """Every experiment in `paths` that ran both arms, with its complete pairs.
+    """Every experiment in `sources` that ran both arms, with its complete pairs.
 
     `arm` and `against` are arm labels; `A|B` takes the first of A and B that an experiment ran
     (the same controller recorded under two labels). Returns the campaigns, one line per
@@ -96,29 +113,26 @@ def collect(
     campaigns: list[CampaignPairs] = []
     skipped: list[str] = []
     dropped = 0
-    for path in paths:
-        with open_store(path, must_exist=True) as store:
-            rows = store.experiments()
-            if not rows:
-                skipped.append(f"{path}: no experiment")
-            for row in rows:
-                view = ExperimentView(store, row)
-                mine = next((name for name in arm_names if name in view.arms), None)
-                theirs = next((name for name in against_names if name in view.arms), None)
-                where = f"{path} ({view.design.experiment_id})"
-                if mine is None or theirs is None:
-                    missing = arm if mine is None else against
-                    skipped.append(f"{where}: did not run {missing}")
-                    continue
-                if mine == theirs:
-                    raise UserError(f"{where}: --arm and --against both name {mine}")
-                campaign, n_dropped = _pairs(view, str(path), mine, theirs, metric,
-                                             drop_starved=drop_starved)
-                dropped += n_dropped
-                if campaign.blocks:
-                    campaigns.append(campaign)
-                else:
-                    skipped.append(f"{where}: no block with both arms finished")
+    for source in sources:
+        if not source.views:
+            skipped.append(f"{source.path}: no experiment")
+        for view in source.views:
+            mine = next((name for name in arm_names if name in view.arms), None)
+            theirs = next((name for name in against_names if name in view.arms), None)
+            where = f"{source.path} ({view.design.experiment_id})"
+            if mine is None or theirs is None:
+                missing = arm if mine is None else against
+                skipped.append(f"{where}: did not run {missing}")
+                continue
+            if mine == theirs:
+                raise UserError(f"{where}: --arm and --against both name {mine}")
+            campaign, n_dropped = _pairs(view, source.path, mine, theirs, metric,
+                                         drop_starved=drop_starved)
+            dropped += n_dropped
+            if campaign.blocks:
+                campaigns.append(campaign)
+            else:
+                skipped.append(f"{where}: no block with both arms finished")
     return campaigns, skipped, dropped
 
 
@@ -193,8 +207,25 @@ def pool(
     seed: int = stats.DEFAULT_SEED,
     resamples: int = stats.DEFAULT_RESAMPLES,
 ) -> PooledComparison:
+    return compare(load(paths), arm, against, metric=metric, drop_starved=drop_starved,
+                   mixed=mixed, seed=seed, resamples=resamples)
+
+
+def compare(
+    sources: Sequence[Source],
+    arm: str,
+    against: str,
+    *,
+    metric: str = "buffering_ratio",
+    drop_starved: bool = False,
+    mixed: bool = False,
+    seed: int = stats.DEFAULT_SEED,
+    resamples: int = stats.DEFAULT_RESAMPLES,
+) -> PooledComparison:
+    """`pool` on databases already read (`load`), so several comparisons read them once."""
     chosen = metric_named(metric)
-    campaigns, skipped, dropped = collect(paths, arm, against, chosen, drop_starved=drop_starved)
+    campaigns, skipped, dropped = collect(sources, arm, against, chosen,
+                                          drop_starved=drop_starved)
     if not campaigns:
         detail = "; ".join(skipped) or "no database given"
         raise UserError(f"no campaign ran both {arm} and {against}: {detail}")
