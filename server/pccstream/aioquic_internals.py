@@ -33,7 +33,7 @@ PRIVATE_ATTRIBUTES: dict[str, tuple[str, ...]] = {
                        "_streams_queue", "_datagrams_pending"),
     "QuicPacketRecovery": ("_cc", "_pacer", "_rtt_smoothed", "_rtt_latest", "_rtt_min",
                            "_rtt_variance", "_rtt_initial"),
-    "QuicStreamSender": ("_pending", "_pending_eof"),
+    "QuicStreamSender": ("_pending", "_pending_eof", "_buffer_stop"),
     "H3Connection": ("_stream",),
 }
 
@@ -168,6 +168,12 @@ def has_unsent(connection: QuicConnection, stream_id: int) -> bool:
         return False
     sender = stream.sender
     return len(sender._pending) > 0 or bool(sender._pending_eof)
+
+
+def written_offset(connection: QuicConnection, stream_id: int) -> int | None:
+    """The stream offset just past the last byte written to it (None: no such stream)."""
+    stream = connection._streams.get(stream_id)
+    return None if stream is None else int(stream.sender._buffer_stop)
 
 
 # --- DATAGRAM frames -----------------------------------------------------------------------

@@ -53,6 +53,8 @@ class StreamWriter(GroupWriter, Protocol):
     """The slice of the QUIC/H3 connection a session writes through (live groups need
     resets, priorities and the unsent test as well)."""
 
+    def boost_written(self, stream_id: int, priority: int) -> None: ...
+
 
 @dataclass
 class SessionCounters:
@@ -278,6 +280,8 @@ class ViewerSession:
                 if sent + len(piece) > body.length:
                     raise ValueError(f"more than the {body.length} bytes announced")
                 self.writer.send(stream_id, piece, False)
+                if sent == 0:
+                    self.vod.first_piece_written(stream_id, request)
                 self.writer.flush()
                 sent += len(piece)
                 self.counters.media_bytes += len(piece)
@@ -349,6 +353,9 @@ class _DetachedWriter:
         return False
 
     def set_stream_priority(self, stream_id: int, priority: int | None) -> None:
+        pass
+
+    def boost_written(self, stream_id: int, priority: int) -> None:
         pass
 
     def send_datagram(self, session_id: int, payload: bytes) -> None:

@@ -20,9 +20,14 @@ from pccstream.protocol import Kind, Request
 
 log = logging.getLogger("pccstream.session")
 
-# Stream priority of a MANIFEST response: that of segment 1 (segments are -index, served
-# highest first; streams without a priority, such as INIT, come before all of them).
-MANIFEST_PRIORITY = -1
+# Stream priorities, served highest first (streams without one, such as INIT, come before
+# all): segments are -index, the manifest goes before every segment, and the first chunk of
+# the session's first segment before the manifest. A player that starts before the manifest
+# asks for segment 0 at once; it plays from that chunk, and it can ask for segment 1 only
+# once the manifest is in. Sent after the whole of segment 0, the manifest left the link idle
+# for a round trip at the end of segment 0, while the buffer held about one chunk.
+MANIFEST_PRIORITY = 1
+FIRST_CHUNK_PRIORITY = 2
 
 
 @dataclass
@@ -61,6 +66,8 @@ class MediaLookup(Protocol):
 
 class PriorityWriter(Protocol):
     def set_stream_priority(self, stream_id: int, priority: int | None) -> None: ...
+
+    def boost_written(self, stream_id: int, priority: int) -> None: ...
 
 
 def off_the_loop(media: MediaLookup) -> AsyncMediaLookup:
@@ -134,11 +141,13 @@ class WithholdingLookup:
 
 
 class VodHandler:
-    """Bodies from the media lookup; segments are prioritized oldest first."""
+    """Bodies from the media lookup; segments are prioritized oldest first, the manifest
+    ahead of them, and the first chunk of the session's first segment ahead of the manifest."""
 
     def __init__(self, lookup: AsyncMediaLookup, writer: PriorityWriter) -> None:
         self.lookup = lookup
         self.writer = writer
+        self._first_segment_started = False
 
     async def body(self, request: Request) -> Body:
         return await self.lookup(request)
@@ -149,7 +158,11 @@ class VodHandler:
             # (prefetch) needs the current one first: older segments are sent first.
             self.writer.set_stream_priority(stream_id, -request.segment)
         elif request.kind == Kind.MANIFEST:
-            # A player that starts before the manifest (startRendition=lowest) asks for the
-            # first segment at once; the manifest comes after it (as segment 1 would), so the
-            # first chunk does not wait behind it. Alone on the link it goes out at once.
             self.writer.set_stream_priority(stream_id, MANIFEST_PRIORITY)
+
+    def first_piece_written(self, stream_id: int, request: Request) -> None:
+        """The response's header and first piece are written (not yet flushed): for the
+        session's first segment, they go before the manifest."""
+        if request.kind == Kind.SEGMENT and not self._first_segment_started:
+            self._first_segment_started = True
+            self.writer.boost_written(stream_id, FIRST_CHUNK_PRIORITY)

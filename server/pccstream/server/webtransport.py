@@ -207,6 +207,9 @@ class StreamingProtocol(QuicConnectionProtocol):
     def set_stream_priority(self, stream_id: int, priority: int | None) -> None:
         stream_priority.set_priority(self._quic, stream_id, priority)
 
+    def boost_written(self, stream_id: int, priority: int) -> None:
+        stream_priority.boost_written(self._quic, stream_id, priority)
+
     def send_datagram(self, session_id: int, payload: bytes) -> None:
         assert self._http is not None
         self._http.send_datagram(session_id, payload)

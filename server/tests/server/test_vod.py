@@ -137,6 +137,9 @@ class _Writer:
     def set_stream_priority(self, stream_id: int, priority: int | None) -> None:
         pass
 
+    def boost_written(self, stream_id: int, priority: int) -> None:
+        self.events.append(("boost", stream_id, b"", False))
+
 
 class _ChunkedMedia:
     """A segment of three chunks; `log` shows each read next to the writes."""
@@ -184,8 +187,10 @@ def test_a_segment_goes_out_chunk_by_chunk_as_it_is_read() -> None:
     assert kinds[0] == ("read", chunks[0])
     header = decode_response_header(events[1][2])
     assert header.status == Status.OK and header.body_length == 35
-    assert kinds[2:] == [("send", chunks[0]), ("read", chunks[1]), ("send", chunks[1]),
-                         ("read", chunks[2]), ("send", chunks[2]), ("send", b"")]
+    # The session's first segment: its header and first chunk go before the manifest.
+    assert kinds[2:] == [("send", chunks[0]), ("boost", b""), ("read", chunks[1]),
+                         ("send", chunks[1]), ("read", chunks[2]), ("send", chunks[2]),
+                         ("send", b"")]
     assert events[-1][3] is True  # FIN after the last chunk
 
 
@@ -195,23 +200,32 @@ def test_a_body_shorter_than_announced_resets_the_stream() -> None:
     assert not any(e[3] for e in events)  # never a FIN: the viewer sees an error, not a short body
 
 
-def test_the_manifest_goes_out_after_segment_0_and_with_segment_1() -> None:
+def test_the_manifest_goes_after_the_first_chunk_and_before_the_rest_of_the_segments() -> None:
     priorities: dict[int, int | None] = {}
+    boosts: dict[int, int] = {}
 
     class Recorder:
         def set_stream_priority(self, stream_id: int, priority: int | None) -> None:
             priorities[stream_id] = priority
 
+        def boost_written(self, stream_id: int, priority: int) -> None:
+            boosts[stream_id] = priority
+
     async def lookup(request: Request) -> Body:
         return Body.of(b"")
 
     handler = VodHandler(lookup, Recorder())
-    for stream_id, request in [(0, Request(Kind.MANIFEST, 0, 0)), (4, Request(Kind.INIT, 0, 0)),
-                               (8, Request(Kind.SEGMENT, 0, 0)), (12, Request(Kind.SEGMENT, 0, 1))]:
+    requests = [(0, Request(Kind.MANIFEST, 0, 0)), (4, Request(Kind.INIT, 0, 0)),
+                (8, Request(Kind.SEGMENT, 0, 0)), (12, Request(Kind.SEGMENT, 0, 1))]
+    for stream_id, request in requests:
         handler.prioritize(stream_id, request)
-    # Higher is served first; INIT has none (before every prioritized stream).
+        handler.first_piece_written(stream_id, request)
+    # Higher is served first; INIT has none (before every prioritized stream). Only the
+    # session's first segment has its first chunk ahead of the manifest.
     assert 4 not in priorities
-    assert (priorities[8], priorities[0], priorities[12]) == (0, -1, -1)
+    assert (priorities[0], priorities[8], priorities[12]) == (1, 0, -1)
+    assert boosts == {8: 2}
+    assert boosts[8] > priorities[0] > priorities[8]
 
 
 class _StreamNumberingWriter(_Writer):

@@ -243,8 +243,8 @@ export class Player implements ViewerPlayer {
       early = this.startBeforeManifest(init, speculative);
       early.catch(() => undefined); // awaited below, after the manifest
     }
-    // After the first segment's requests: the server starts on those first (its priorities
-    // then send the manifest after segment 0 anyway).
+    // After the first segment's requests: the server sends that segment's first chunk first,
+    // then the manifest, then the rest of the segment (shared/PROTOCOL.md, "Order of responses").
     this.hooks.status('requesting the manifest');
     const manifestResponse = this.session.request('MANIFEST');
 
