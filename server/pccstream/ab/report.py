@@ -36,16 +36,35 @@ DROPPED_FRAME_RATIO = "dropped_frame_ratio"
 # `exit-slow-start` MI) over the viewer's share of the link; how far slow start overshot.
 # Read from the compressed telemetry, so `ExperimentView` computes it once per run.
 SLOW_START_EXIT = "slow_start_exit_share"
+# Derived per run: segments the player asked for only once the one before had arrived, over
+# every viewer. The session then had nothing on the link for a round trip; a player that
+# prefetches asks for each segment while the previous one downloads.
+LATE_SEGMENT_REQUESTS = "late_segment_requests"
 
 
 def run_value(run: sqlite3.Row, column: str) -> float | None:
-    """A stored column, or a derived one (DROPPED_FRAME_RATIO, SLOW_START_EXIT)."""
+    """A stored column, or a derived one (DROPPED_FRAME_RATIO, SLOW_START_EXIT,
+    LATE_SEGMENT_REQUESTS)."""
     if column == DROPPED_FRAME_RATIO:
         dropped, decoded = run["dropped_frames"], run["decoded_frames"]
         return dropped / decoded if dropped is not None and decoded else None
     if column == SLOW_START_EXIT:
         return slow_start_exit_share(run)
+    if column == LATE_SEGMENT_REQUESTS:
+        return late_segment_requests(run)
     return run[column]
+
+
+def late_segment_requests(run: sqlite3.Row) -> float | None:
+    """How many segments were requested at or after the end of the previous segment's
+    download, over every viewer; None: no viewer fetched two segments (live, or too short)."""
+    pairs = late = 0
+    for viewer in json.loads(run["viewers_json"] or "[]"):
+        segments = sorted(viewer.get("segments") or [], key=lambda s: s["index"])
+        for before, after in zip(segments, segments[1:], strict=False):
+            pairs += 1
+            late += after["requestedAtMs"] >= before["requestedAtMs"] + before["downloadMs"]
+    return float(late) if pairs else None
 
 
 def slow_start_exit_share(run: sqlite3.Row) -> float | None:
@@ -98,6 +117,7 @@ METRICS: tuple[Metric, ...] = (
     Metric("buffering_ratio_with_startup", "buffering ratio incl. startup", "%", 100.0),
     Metric(DROPPED_FRAME_RATIO, "dropped frames", "%", 100.0),
     Metric(SLOW_START_EXIT, "slow-start exit / link share", "x"),
+    Metric(LATE_SEGMENT_REQUESTS, "segments requested late", "count"),
 )
 # The paired table's metrics (live designs add the latencies).
 PAIRED_METRICS = ("buffering_ratio", "startup_delay_ms", "mean_bitrate_kbps", "throughput_mbps",

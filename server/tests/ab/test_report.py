@@ -10,6 +10,7 @@ from pccstream.ab.design import Design, schedule
 from pccstream.ab.experiment import run_experiment
 from pccstream.ab.progress import Progress
 from pccstream.ab.report import (
+    LATE_SEGMENT_REQUESTS,
     SLOW_START_EXIT,
     ExperimentView,
     markdown_tables,
@@ -248,3 +249,27 @@ def test_the_slow_start_exit_is_reported_against_the_viewer_s_share(tmp_path: Pa
         header, rows = summary_table(view, seed=1, resamples=100)
         column = header.index("slow-start exit / link share (x)")
         assert rows[0][column].startswith("2")
+
+
+def test_segments_requested_only_after_the_previous_one_arrived_are_counted(tmp_path: Path):
+    def segment(index: int, requested: float, download: float) -> dict[str, float]:
+        return {"index": index, "requestedAtMs": requested, "downloadMs": download}
+
+    class Fetching(FakeRunner):
+        async def run(self, design, slot):
+            record = await super().run(design, slot)
+            if slot.arm == "vivace":  # segment 1 asked for as segment 0 arrived, then prefetched
+                segments = [segment(0, 40, 2700), segment(1, 2742, 2100),
+                            segment(2, 2743, 4000), segment(3, 4850, 4000)]
+            else:  # every segment asked for while the one before downloads
+                segments = [segment(0, 30, 2500), segment(1, 600, 2600), segment(2, 2600, 3900)]
+            record["viewers"][0]["segments"] = segments[::-1]  # stored in arrival order
+            return record
+
+    design = Design(arms=("vivace", "cubic"), scenario="video-rttflap", runs=2, duration_s=5.0)
+    with Store(tmp_path / "r.sqlite") as store:
+        view = _run_view(store, design, Fetching())
+        assert view.values("vivace", LATE_SEGMENT_REQUESTS) == [1.0, 1.0]
+        assert view.values("cubic", LATE_SEGMENT_REQUESTS) == [0.0, 0.0]
+        header, rows = summary_table(view, seed=1, resamples=100)
+        assert "segments requested late (count)" in header

@@ -16,7 +16,7 @@ from pccstream.protocol import Kind, Request, Status
 from pccstream.server.app import ServerConfig, StreamingServer
 from pccstream.wt_client import SessionRefused, WebTransportClient
 
-from .conftest import SEGMENTS, running_server
+from .conftest import SEGMENTS, make_fake_media, running_server
 
 
 def test_serves_manifest_init_and_segments(fake_media: Path, tmp_path: Path) -> None:
@@ -33,6 +33,35 @@ def test_serves_manifest_init_and_segments(fake_media: Path, tmp_path: Path) -> 
                 assert segment.header.body_length == len(segment.body) == 200000
                 assert segment.body == (fake_media / "900k" / "seg-00003.m4s").read_bytes()
                 assert abs(segment.header.server_time_us / 1e6 - time.time()) < 5
+
+    asyncio.run(scenario())
+
+
+def test_the_manifest_does_not_wait_for_the_rest_of_segment_0(tmp_path: Path) -> None:
+    # A player that starts before the manifest asks for segment 0 and then the manifest; it
+    # can ask for segment 1 only once the manifest is in, so the manifest must not queue
+    # behind the whole of segment 0 (shared/PROTOCOL.md, "Order of responses").
+    media = make_fake_media(tmp_path / "media", sizes=(3_000_000,))
+
+    async def scenario() -> None:
+        async with running_server(media, tmp_path / "state") as server:
+            # A fixed window keeps segment 0's data waiting in its stream (on loopback a
+            # growing window drains each chunk before the next is read, and the manifest
+            # would slip in between whatever its priority).
+            async with WebTransportClient.open("127.0.0.1", server.quic_port,
+                                               cc="fixed") as client:
+                segment = asyncio.ensure_future(client.get(Request(Kind.SEGMENT, 0, 0)))
+                # The manifest is asked for while segment 0 is on its way (the web player
+                # has it pushed at session start and asks for the manifest a round trip on).
+                while client.response_bytes_received < 200_000:
+                    await asyncio.sleep(0.001)
+                manifest = await client.manifest()
+                first = await segment
+                assert manifest.header.status == first.header.status == Status.OK
+                assert len(first.body) == 3_000_000
+                # Sent after all of segment 0 it arrived with segment 0's last bytes.
+                download = first.finished - first.started
+                assert manifest.finished - first.started < 0.5 * download
 
     asyncio.run(scenario())
 
