@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs
 
 import matplotlib
 
@@ -36,10 +37,13 @@ DROPPED_FRAME_RATIO = "dropped_frame_ratio"
 # `exit-slow-start` MI) over the viewer's share of the link; how far slow start overshot.
 # Read from the compressed telemetry, so `ExperimentView` computes it once per run.
 SLOW_START_EXIT = "slow_start_exit_share"
-# Derived per run: segments the player asked for only once the one before had arrived, over
-# every viewer. The session then had nothing on the link for a round trip; a player that
-# prefetches asks for each segment while the previous one downloads.
+# Derived per run: segments the player asked for only once the one before had arrived, with
+# its buffer below the target, over every viewer. The session then had nothing on the link for
+# a round trip; a player that prefetches asks for each segment while the previous one
+# downloads. A player holding back at a full buffer is not counted.
 LATE_SEGMENT_REQUESTS = "late_segment_requests"
+# A request sent this close to the buffer target followed a wait for the buffer to drain.
+_FULL_BUFFER_MARGIN_S = 0.5
 
 
 def run_value(run: sqlite3.Row, column: str) -> float | None:
@@ -57,13 +61,18 @@ def run_value(run: sqlite3.Row, column: str) -> float | None:
 
 def late_segment_requests(run: sqlite3.Row) -> float | None:
     """How many segments were requested at or after the end of the previous segment's
-    download, over every viewer; None: no viewer fetched two segments (live, or too short)."""
+    download while the buffer was below the player's target (its `buffer` query parameter),
+    over every viewer; None: no viewer fetched two segments (live, or too short)."""
+    query = json.loads(run["config_json"] or "{}").get("player_query") or ""
+    target = parse_qs(query).get("buffer", [None])[0]
+    full = float(target) - _FULL_BUFFER_MARGIN_S if target else math.inf
     pairs = late = 0
     for viewer in json.loads(run["viewers_json"] or "[]"):
         segments = sorted(viewer.get("segments") or [], key=lambda s: s["index"])
         for before, after in zip(segments, segments[1:], strict=False):
             pairs += 1
-            late += after["requestedAtMs"] >= before["requestedAtMs"] + before["downloadMs"]
+            late += (after["requestedAtMs"] >= before["requestedAtMs"] + before["downloadMs"]
+                     and after.get("bufferAtRequestS", 0.0) < full)
     return float(late) if pairs else None
 
 

@@ -252,18 +252,22 @@ def test_the_slow_start_exit_is_reported_against_the_viewer_s_share(tmp_path: Pa
 
 
 def test_segments_requested_only_after_the_previous_one_arrived_are_counted(tmp_path: Path):
-    def segment(index: int, requested: float, download: float) -> dict[str, float]:
-        return {"index": index, "requestedAtMs": requested, "downloadMs": download}
+    def segment(index: int, requested: float, download: float,
+                buffer: float = 0.3) -> dict[str, float]:
+        return {"index": index, "requestedAtMs": requested, "downloadMs": download,
+                "bufferAtRequestS": buffer}
 
     class Fetching(FakeRunner):
         async def run(self, design, slot):
             record = await super().run(design, slot)
             if slot.arm == "vivace":  # segment 1 asked for as segment 0 arrived, then prefetched
                 segments = [segment(0, 40, 2700), segment(1, 2742, 2100),
-                            segment(2, 2743, 4000), segment(3, 4850, 4000)]
+                            segment(2, 2743, 4000), segment(3, 4850, 4000),
+                            segment(4, 9000, 3000, buffer=9.9)]  # held back at a full buffer
             else:  # every segment asked for while the one before downloads
                 segments = [segment(0, 30, 2500), segment(1, 600, 2600), segment(2, 2600, 3900)]
             record["viewers"][0]["segments"] = segments[::-1]  # stored in arrival order
+            record["config"]["player_query"] = "mode=fixed&buffer=10&bitrate=15000"
             return record
 
     design = Design(arms=("vivace", "cubic"), scenario="video-rttflap", runs=2, duration_s=5.0)
