@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs
 
 import matplotlib
 
@@ -47,25 +46,20 @@ _FULL_BUFFER_MARGIN_S = 0.5
 
 
 def run_value(run: sqlite3.Row, column: str) -> float | None:
-    """A stored column, or a derived one (DROPPED_FRAME_RATIO, SLOW_START_EXIT,
-    LATE_SEGMENT_REQUESTS)."""
+    """A stored column, or a derived one (DROPPED_FRAME_RATIO, SLOW_START_EXIT)."""
     if column == DROPPED_FRAME_RATIO:
         dropped, decoded = run["dropped_frames"], run["decoded_frames"]
         return dropped / decoded if dropped is not None and decoded else None
     if column == SLOW_START_EXIT:
         return slow_start_exit_share(run)
-    if column == LATE_SEGMENT_REQUESTS:
-        return late_segment_requests(run)
     return run[column]
 
 
-def late_segment_requests(run: sqlite3.Row) -> float | None:
+def late_segment_requests(run: sqlite3.Row, buffer_s: float) -> float | None:
     """How many segments were requested at or after the end of the previous segment's
-    download while the buffer was below the player's target (its `buffer` query parameter),
-    over every viewer; None: no viewer fetched two segments (live, or too short)."""
-    query = json.loads(run["config_json"] or "{}").get("player_query") or ""
-    target = parse_qs(query).get("buffer", [None])[0]
-    full = float(target) - _FULL_BUFFER_MARGIN_S if target else math.inf
+    download while the buffer was below the player's target `buffer_s` (the design's), over
+    every viewer; None: no viewer fetched two segments (live, or too short)."""
+    full = buffer_s - _FULL_BUFFER_MARGIN_S
     pairs = late = 0
     for viewer in json.loads(run["viewers_json"] or "[]"):
         segments = sorted(viewer.get("segments") or [], key=lambda s: s["index"])
@@ -167,15 +161,19 @@ class ExperimentView:
         self.runs = store.runs(self.design.experiment_id)
         self.arms = list(self.design.arms)
         self.total = len(schedule(self.design))
-        self._exit_shares: dict[int, float | None] = {}
+        self._derived: dict[tuple[int, str], float | None] = {}
 
     def value(self, run: sqlite3.Row, column: str) -> float | None:
-        """`run_value`, with SLOW_START_EXIT decompressed once per run."""
-        if column != SLOW_START_EXIT:
+        """`run_value`, and LATE_SEGMENT_REQUESTS; the metrics read from a run's JSON
+        (SLOW_START_EXIT, LATE_SEGMENT_REQUESTS) are computed once per run."""
+        if column not in (SLOW_START_EXIT, LATE_SEGMENT_REQUESTS):
             return run_value(run, column)
-        if run["id"] not in self._exit_shares:
-            self._exit_shares[run["id"]] = run_value(run, column)
-        return self._exit_shares[run["id"]]
+        key = (run["id"], column)
+        if key not in self._derived:
+            self._derived[key] = (
+                late_segment_requests(run, self.design.buffer_s)
+                if column == LATE_SEGMENT_REQUESTS else run_value(run, column))
+        return self._derived[key]
 
     def values(self, arm: str, column: str, *, healthy_only: bool = False) -> list[float | None]:
         """`healthy_only`: leave out the CPU-starved runs."""

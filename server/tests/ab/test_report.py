@@ -267,7 +267,6 @@ def test_segments_requested_only_after_the_previous_one_arrived_are_counted(tmp_
             else:  # every segment asked for while the one before downloads
                 segments = [segment(0, 30, 2500), segment(1, 600, 2600), segment(2, 2600, 3900)]
             record["viewers"][0]["segments"] = segments[::-1]  # stored in arrival order
-            record["config"]["player_query"] = "mode=fixed&buffer=10&bitrate=15000"
             return record
 
     design = Design(arms=("vivace", "cubic"), scenario="video-rttflap", runs=2, duration_s=5.0)
