@@ -92,6 +92,11 @@ def max_datagram_size(connection: QuicConnection) -> int:
     return connection._max_datagram_size
 
 
+def limit_max_datagram_size(connection: QuicConnection, limit: int) -> None:
+    """Build no datagram larger than `limit` from now on (aioquic never lowers its size)."""
+    connection._max_datagram_size = min(connection._max_datagram_size, limit)
+
+
 def quic_logger(connection: QuicConnection) -> QuicLoggerTrace | None:
     """The connection's qlog trace; None without qlog or once the connection is closed."""
     return connection._quic_logger

@@ -117,6 +117,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="extra player URL parameter (repeatable; part of the design), e.g. "
         "startRendition=abr",
     )
+    p.add_argument(
+        "--datagram-size",
+        type=int,
+        metavar="BYTES",
+        help="the server's largest UDP payload (part of the design; default: the server's, "
+        "1200): 1452 gives an emulated Ethernet path Ethernet-sized packets",
+    )
     add_seed(p, help="schedule and network seed (default 1)")
     p.add_argument(
         "--db",
@@ -276,6 +283,7 @@ def design_from_args(args: argparse.Namespace) -> Design:
         target_latency_ms=args.latency if args.mode == "live" else None,
         live_abr=bool(getattr(args, "abr", False)),
         player_params=tuple(dict(parse_param(item, "--player") for item in args.player).items()),
+        datagram_size=args.datagram_size,
     )
 
 

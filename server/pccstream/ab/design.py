@@ -21,6 +21,7 @@ from pccstream.cc.registry import create_controller
 from pccstream.contracts import is_page_parameter
 from pccstream.emulator.scenario import load_scenario, parse_name_and_params
 from pccstream.errors import UserError
+from pccstream.server.datagram_size import check_max_datagram_size
 
 MODES = ("fixed", "abr", "live")
 # `--scenario none`: no emulator, the player dials the server directly on loopback.
@@ -126,6 +127,9 @@ class Design:
     # Extra player URL parameters (`--player KEY=VALUE`, e.g. startRendition=abr); left out of
     # the design's JSON when empty, so earlier experiments keep their ids.
     player_params: tuple[tuple[str, str], ...] = ()
+    # The server's largest UDP payload (`--datagram-size`); None: the server's default (1200).
+    # Left out of the design's JSON when None, so earlier experiments keep their ids.
+    datagram_size: int | None = None
 
     def __post_init__(self) -> None:
         if not self.arms:
@@ -157,6 +161,8 @@ class Design:
             raise UserError(f"--viewers {self.viewers}: must be at least 1")
         if not self.buffer_s > 0:
             raise UserError(f"--buffer {self.buffer_s}: must be > 0 seconds")
+        if self.datagram_size is not None:
+            check_max_datagram_size(self.datagram_size, "--datagram-size")
         for key, _ in self.player_params:
             if key in HARNESS_PLAYER_PARAMS or key.startswith("cc."):
                 raise UserError(
@@ -177,6 +183,8 @@ class Design:
             data["player_params"] = [list(pair) for pair in self.player_params]
         else:
             del data["player_params"]
+        if data["datagram_size"] is None:
+            del data["datagram_size"]
         return data
 
     def canonical_json(self) -> str:
@@ -205,6 +213,7 @@ class Design:
             player_params=tuple(
                 (str(k), str(v)) for k, v in data.get("player_params") or ()
             ),
+            datagram_size=data.get("datagram_size"),
         )
 
     @property

@@ -22,7 +22,8 @@ from pccstream.ab.store import open_store
 from pccstream.errors import UserError
 
 # The design fields that make two campaigns one setup.
-SETUP_FIELDS = ("scenario", "scenario_params", "mode", "bitrate_kbps", "viewers", "duration_s")
+SETUP_FIELDS = ("scenario", "scenario_params", "mode", "bitrate_kbps", "viewers", "duration_s",
+                "datagram_size")
 
 
 @dataclass(frozen=True)

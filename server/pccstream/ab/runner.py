@@ -242,6 +242,8 @@ class BrowserRunner:
         started = _RunStart.now()
         log = self._log_path(design, slot)
         extra = ["--live-media", str(self.media)] if self.live else []
+        if design.datagram_size is not None:
+            extra += ["--max-datagram-size", str(design.datagram_size)]
         server = ServerProcess(self.media, cc=arm.cc, extra_args=extra)
         emulator: EmulatorProcess | None = None
         pages: list[Any] = []

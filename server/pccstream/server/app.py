@@ -21,10 +21,12 @@ from aioquic.quic.logger import QuicFileLogger
 
 from pccstream import __version__
 from pccstream.aioquic_internals import check_aioquic_internals
+from pccstream.cc.base import DEFAULT_MAX_DATAGRAM_SIZE
 from pccstream.cc.registry import create_controller, list_controllers
 from pccstream.errors import UserError
 from pccstream.paths import WEB_DIST, data_path, user_cache_dir
 from pccstream.server.certs import Certificate, ensure_certificate
+from pccstream.server.datagram_size import check_max_datagram_size
 from pccstream.server.http_app import Route, WebAppServer
 from pccstream.server.link_status import LinkStatusReceiver
 from pccstream.server.live import LiveChannel
@@ -60,6 +62,8 @@ class ServerConfig:
     enable_test_hooks: bool = False
     qlog_dir: Path | None = None
     telemetry_interval_s: float = 0.1
+    # Largest UDP payload sent (pccstream.server.datagram_size); the peer may lower it.
+    max_datagram_size: int = DEFAULT_MAX_DATAGRAM_SIZE
     # UDP port on 127.0.0.1 for emulator link-status datagrams (0: any; None: off).
     link_status_port: int | None = None
     # Served read-only under /recordings/ (telemetry recordings for `?replay=`).
@@ -159,6 +163,7 @@ class StreamingServer:
             max_datagram_frame_size=65536,
             congestion_control_algorithm="cubic",  # only until a session installs its own
             idle_timeout=30.0,
+            max_datagram_size=check_max_datagram_size(config.max_datagram_size),
         )
         quic_config.load_cert_chain(self.certificate.cert_path, self.certificate.key_path)
         if config.qlog_dir is not None:

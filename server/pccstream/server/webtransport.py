@@ -32,6 +32,7 @@ from pccstream.cc.registry import create_controller, split_cc_spec
 from pccstream.contracts import MAX_LIVE_FEC, MAX_LIVE_KEEP_MS
 from pccstream.errors import UserError
 from pccstream.server import stream_priority
+from pccstream.server.datagram_size import honour_peer_limit
 from pccstream.server.live import LiveChannel
 from pccstream.server.live_parity import LiveFec
 from pccstream.server.memory import schedule_trim
@@ -228,6 +229,7 @@ class StreamingProtocol(QuicConnectionProtocol):
 
     def quic_event_received(self, event: QuicEvent) -> None:
         if isinstance(event, ProtocolNegotiated) and event.alpn_protocol in H3_ALPN:
+            honour_peer_limit(self._quic)  # before any datagram of ours is sized
             self._http = H3Connection(self._quic, enable_webtransport=True)
         elif isinstance(event, ConnectionTerminated):
             for session in self._sessions.values():
@@ -315,11 +317,14 @@ class StreamingProtocol(QuicConnectionProtocol):
         return (str(addr[0]), int(addr[1]))
 
     def _hello_extra(self) -> dict[str, Any]:
+        extra: dict[str, Any] = {
+            "max_datagram_size": aioquic_internals.max_datagram_size(self._quic)
+        }
         prefix = self.settings.qlog_url_prefix
-        if prefix is None:
-            return {}
-        odcid = self._quic.original_destination_connection_id.hex()
-        return {"qlog_url": f"{prefix}{odcid}.qlog"}
+        if prefix is not None:
+            odcid = self._quic.original_destination_connection_id.hex()
+            extra["qlog_url"] = f"{prefix}{odcid}.qlog"
+        return extra
 
     def _respond(self, stream_id: int, status: int, reason: str | None, *, end: bool) -> None:
         assert self._http is not None

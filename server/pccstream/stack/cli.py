@@ -7,9 +7,11 @@ import asyncio
 import logging
 from pathlib import Path
 
+from pccstream.cc.base import DEFAULT_MAX_DATAGRAM_SIZE
 from pccstream.cli_conventions import StopSignals
 from pccstream.errors import UserError
 from pccstream.server.app import ServerConfig, default_state_dir, default_web_root, run_forever
+from pccstream.server.datagram_size import LARGEST_MAX_DATAGRAM_SIZE, check_max_datagram_size
 from pccstream.stack import streaming_server
 
 
@@ -46,6 +48,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     parser.add_argument(
         "--state-dir", type=Path, default=default_state_dir(), help="where the certificate is kept"
+    )
+    parser.add_argument(
+        "--max-datagram-size",
+        type=int,
+        default=DEFAULT_MAX_DATAGRAM_SIZE,
+        help="largest UDP payload to send, in bytes (default %(default)s, QUIC's minimum, "
+        f"which every path carries; up to {LARGEST_MAX_DATAGRAM_SIZE} on an Ethernet path: "
+        "no path-MTU discovery is done, and a client's own limit is honoured)",
     )
     parser.add_argument("--qlog-dir", type=Path, help="write a qlog file per QUIC connection here")
     parser.add_argument(
@@ -99,6 +109,7 @@ def _serve(args: argparse.Namespace) -> int:
         link_status_port=args.link_status_port,
         recordings_dir=args.recordings_dir,
         live_media=args.live_media,
+        max_datagram_size=check_max_datagram_size(args.max_datagram_size),
     )
     return _run(config, args.ready_file)
 
