@@ -85,6 +85,7 @@ class _ClientProtocol(QuicConnectionProtocol):
         self.session_ready: asyncio.Future[None] = self._loop.create_future()
         self.telemetry: list[dict[str, Any]] = []
         self.response_bytes_received = 0  # every byte of every response, as it arrives
+        self.largest_datagram_received = 0  # UDP payload bytes, to see the server's size
         self._refusal: tuple[int, bytearray] | None = None
         self._pending: dict[int, _Pending] = {}
         self._uni_buffers: dict[int, bytearray] = {}
@@ -97,6 +98,10 @@ class _ClientProtocol(QuicConnectionProtocol):
     @property
     def connection(self) -> QuicConnection:
         return self._quic
+
+    def datagram_received(self, data: bytes | str, addr: Any) -> None:
+        self.largest_datagram_received = max(self.largest_datagram_received, len(data))
+        super().datagram_received(data, addr)
 
     def open_session(self, authority: str, path: str) -> None:
         self.session_id = self._quic.get_next_available_stream_id()
@@ -259,6 +264,10 @@ class WebTransportClient:
     @property
     def response_bytes_received(self) -> int:
         return self._protocol.response_bytes_received
+
+    @property
+    def largest_datagram_received(self) -> int:
+        return self._protocol.largest_datagram_received
 
     @property
     def quic(self) -> Any:

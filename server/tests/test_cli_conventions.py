@@ -271,6 +271,31 @@ def test_bench_transfer_json_is_json_only_and_the_default_is_a_table(
         json.loads(out)
 
 
+def test_the_datagram_size_reaches_the_transfer_benchmark_or_is_refused_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pccstream.bench import cli as bench_cli
+
+    sizes: list[int] = []
+
+    def fake(settings: Any, progress: Any) -> dict[str, Any]:
+        sizes.append(settings.datagram_size)
+        return _fake_transfer(settings, progress)
+
+    monkeypatch.setattr(bench_cli, "run_transfer_sync", fake)
+    argv = ["bench", "transfer", "--cc", "vivace", "--scenario", "s", "--duration", "1", "--json"]
+    assert main([*argv, "--datagram-size", "1452"]) == 0
+    assert main(argv) == 0
+    assert sizes == [1452, 1200]
+    capsys.readouterr()
+    assert main([*argv, "--datagram-size", "1500"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--datagram-size 1500: expected 1200 to 1472" in err[0]
+    ab = build_parser().parse_args(
+        ["ab", "--cc", "c", "--scenario", "s", "--datagram-size", "1452"])
+    assert ab.datagram_size == 1452
+
+
 @pytest.mark.parametrize(
     "argv",
     [

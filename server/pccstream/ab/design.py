@@ -233,6 +233,8 @@ class Design:
             text += f" x{self.viewers} viewers"
         if self.player_params:
             text += " [" + ",".join(f"{k}={v}" for k, v in self.player_params) + "]"
+        if self.datagram_size is not None:
+            text += f", {self.datagram_size}-byte datagrams"
         return text
 
 

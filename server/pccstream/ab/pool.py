@@ -5,7 +5,8 @@ paired. Campaigns of one setup with different seeds draw independent realization
 blocks' differences pool into one sample: its mean, a bootstrap CI over the pooled blocks,
 and the relative change of the means. Campaigns must share the setup (scenario, its
 parameters, mode, bitrate, viewers, duration) unless the caller says otherwise, and two
-campaigns with the same seed repeat the same networks, which is flagged.
+campaigns with the same seed repeat the same networks, which is flagged, as are campaigns run
+on different CPU models (the host is part of the instrument).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ class CampaignPairs:
     arm_values: list[float]
     against_values: list[float]
     starved_blocks: list[int]
+    cpu_models: tuple[str, ...] = ()  # of the compared arms' runs; none stored before hosts were
 
     @property
     def differences(self) -> list[float]:
@@ -162,6 +164,8 @@ def _pairs(
         arm_values=[float(mine[b]) for b in blocks],  # type: ignore[arg-type]
         against_values=[float(theirs[b]) for b in blocks],  # type: ignore[arg-type]
         starved_blocks=sorted(b for b in blocks if b in hungry),
+        cpu_models=tuple(sorted({r["cpu_model"] for r in view.runs
+                                 if r["arm"] in (arm, against) and r["cpu_model"]})),
     ), dropped
 
 
@@ -195,6 +199,20 @@ def repeated_networks(campaigns: Sequence[CampaignPairs]) -> list[str]:
         else:
             seen[key] = campaign
     return out
+
+
+def mixed_cpu_models(campaigns: Sequence[CampaignPairs]) -> list[str]:
+    """One warning when the campaigns ran on more than one CPU model."""
+    sources: dict[str, list[str]] = {}
+    for campaign in campaigns:
+        for model in campaign.cpu_models:
+            sources.setdefault(model, []).append(campaign.source)
+    if len(sources) < 2:
+        return []
+    where = "; ".join(f"{model}: {', '.join(dict.fromkeys(paths))}"
+                      for model, paths in sorted(sources.items()))
+    return [f"the campaigns ran on {len(sources)} CPU models ({where}): the host is part of the "
+            "instrument, so compare them before pooling"]
 
 
 def pool(
@@ -252,7 +270,7 @@ def compare(
         lower_in=sum(1 for d in paired.differences if d < 0),
         dropped_starved=dropped,
         skipped=skipped,
-        warnings=repeated_networks(campaigns),
+        warnings=mixed_cpu_models(campaigns) + repeated_networks(campaigns),
     )
 
 

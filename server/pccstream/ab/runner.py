@@ -154,6 +154,14 @@ def link_series(dl: DirectionLog, bin_ms: int = LINK_BIN_MS) -> dict[str, list[f
     }
 
 
+def server_args(design: Design, live_media: Path | None) -> list[str]:
+    """`pccstream serve` options a run of `design` needs beyond media, ports and controller."""
+    args = ["--live-media", str(live_media)] if live_media is not None else []
+    if design.datagram_size is not None:
+        args += ["--max-datagram-size", str(design.datagram_size)]
+    return args
+
+
 def versions() -> dict[str, Any]:
     def dist(name: str) -> str | None:
         try:
@@ -241,10 +249,8 @@ class BrowserRunner:
             return await self._run_webrtc(design, slot)
         started = _RunStart.now()
         log = self._log_path(design, slot)
-        extra = ["--live-media", str(self.media)] if self.live else []
-        if design.datagram_size is not None:
-            extra += ["--max-datagram-size", str(design.datagram_size)]
-        server = ServerProcess(self.media, cc=arm.cc, extra_args=extra)
+        server = ServerProcess(self.media, cc=arm.cc,
+                               extra_args=server_args(design, self.media if self.live else None))
         emulator: EmulatorProcess | None = None
         pages: list[Any] = []
         try:

@@ -18,6 +18,7 @@ from pccstream.bench.leaderboard import (
 )
 from pccstream.bench.sustain import DEFAULT_BITRATES_KBPS
 from pccstream.bench.transfer import Arm, TransferSettings, run_transfer_sync
+from pccstream.cc.base import DEFAULT_MAX_DATAGRAM_SIZE
 from pccstream.cli_conventions import (
     add_cc,
     add_json,
@@ -27,6 +28,7 @@ from pccstream.cli_conventions import (
     progress_to_stderr,
 )
 from pccstream.errors import UserError
+from pccstream.server.datagram_size import check_max_datagram_size
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -62,6 +64,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="run client and server at normal priority (default: SCHED_RR 5 while flows run, "
         "below the emulator's 10)",
     )
+    transfer.add_argument(
+        "--datagram-size",
+        type=int,
+        default=DEFAULT_MAX_DATAGRAM_SIZE,
+        metavar="BYTES",
+        help="the server's largest UDP payload (default %(default)s; 1452: Ethernet-sized)",
+    )
     add_json(transfer)
     transfer.set_defaults(func=_transfer)
     _register_leaderboard(commands)
@@ -90,6 +99,7 @@ def _transfer(args: argparse.Namespace) -> int:
         fairness_window_s=min(args.fairness_window, args.duration),
         log_dir=args.log_dir,
         realtime_endpoints=args.realtime_endpoints,
+        datagram_size=check_max_datagram_size(args.datagram_size, "--datagram-size"),
     )
     result = run_transfer_sync(settings, progress_to_stderr)
     print(json.dumps(result, indent=2) if args.json else format_transfer(result))

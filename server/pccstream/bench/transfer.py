@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from pccstream.bench.stats import convergence_time
+from pccstream.cc.base import DEFAULT_MAX_DATAGRAM_SIZE
 from pccstream.cc.registry import create_controller
 from pccstream.emulator.analyze import analyze_file
 from pccstream.emulator.relay import EmulatorProcess
@@ -76,6 +77,7 @@ class TransferSettings:
     outstanding: int = 4  # requests in flight per flow, so the sender is never app-limited
     log_dir: Path | None = None
     realtime_endpoints: bool = True  # client and server via `endpoint_priority`
+    datagram_size: int = DEFAULT_MAX_DATAGRAM_SIZE  # the server's largest UDP payload
 
 
 @dataclass
@@ -134,7 +136,8 @@ def _cc_query(arm: Arm) -> dict[str, str]:
 async def _one_run(
     settings: TransferSettings, arms: list[Arm], run: int, media: Path, log_path: Path
 ) -> dict[str, Any]:
-    server = ServerProcess(media)
+    server = ServerProcess(
+        media, extra_args=["--max-datagram-size", str(settings.datagram_size)])
     with endpoint_priority(settings.realtime_endpoints):
         info = await server.start()  # the child inherits the scheduling policy
     emulator = EmulatorProcess(
@@ -285,6 +288,7 @@ async def run_transfer(
         "seed": settings.seed,
         "compete": settings.compete,
         "realtime_endpoints": settings.realtime_endpoints,
+        "datagram_size": settings.datagram_size,
         "arms": {
             label: {
                 "median": {key: median([r[key] for r in runs]) for key in MEDIAN_KEYS},

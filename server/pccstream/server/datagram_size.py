@@ -10,7 +10,8 @@ no path-MTU discovery, so a larger size is a statement about the path, made by t
 
 from __future__ import annotations
 
-from aioquic.buffer import Buffer
+# aioquic.buffer re-exports Buffer without __all__, which pyright reads as private.
+from aioquic.buffer import Buffer  # pyright: ignore[reportPrivateImportUsage]
 from aioquic.quic.connection import QuicConnection
 from aioquic.quic.packet import pull_quic_transport_parameters
 from aioquic.tls import ExtensionType
@@ -35,7 +36,9 @@ def check_max_datagram_size(size: int, flag: str = "--max-datagram-size") -> int
 
 def peer_max_udp_payload_size(connection: QuicConnection) -> int | None:
     """The peer's `max_udp_payload_size` transport parameter (None: not received or not sent)."""
-    for ext_type, data in connection.tls.received_extensions or []:
+    tls = getattr(connection, "tls", None)  # made with the first packet
+    extensions = tls.received_extensions if tls is not None else None
+    for ext_type, data in extensions or []:
         if ext_type == ExtensionType.QUIC_TRANSPORT_PARAMETERS:
             try:
                 return pull_quic_transport_parameters(Buffer(data=data)).max_udp_payload_size

@@ -181,3 +181,16 @@ def test_scenario_none_runs_without_an_emulator():
         resolve_scenario("none:rtt_ms=5", {}, 3000, 1)
     with pytest.raises(UserError, match="emulated link"):
         make(arms=("vivace", "webrtc"), scenario="none", mode="live", bitrate_kbps=2500)
+
+
+def test_the_datagram_size_is_part_of_the_design_and_old_ids_stay():
+    plain = make()
+    assert "datagram_size" not in plain.to_dict()
+    ethernet = make(datagram_size=1452)
+    assert ethernet.to_dict()["datagram_size"] == 1452
+    assert ethernet.experiment_id != plain.experiment_id
+    assert Design.from_dict(ethernet.to_dict()) == ethernet
+    assert ethernet.scenario_label.endswith(", 1452-byte datagrams")
+    assert "datagram" not in plain.scenario_label
+    with pytest.raises(UserError, match="^--datagram-size 1500: expected 1200 to 1472"):
+        make(datagram_size=1500)

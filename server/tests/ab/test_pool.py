@@ -86,6 +86,31 @@ def test_campaigns_of_different_setups_are_refused_unless_mixed(tmp_path: Path):
     assert pool([a, b], "vivace", "cubic", mixed=True, resamples=200).pairs == 6
 
 
+def test_campaigns_of_different_datagram_sizes_are_different_setups(tmp_path: Path):
+    a = campaign(tmp_path / "a.sqlite", DESIGN)
+    b = campaign(tmp_path / "b.sqlite", replace(DESIGN, seed=6, datagram_size=1452))
+    with pytest.raises(UserError, match=r"datagram_size is 1452, but .* has None"):
+        pool([a, b], "vivace", "cubic", resamples=200)
+
+
+def test_campaigns_run_on_different_cpu_models_are_flagged(tmp_path: Path):
+    a = campaign(tmp_path / "a.sqlite", DESIGN)
+    b = campaign(tmp_path / "b.sqlite", replace(DESIGN, seed=6))
+    with sqlite3.connect(a) as conn:
+        conn.execute("UPDATE runs SET cpu_model = 'AMD EPYC'")
+    with sqlite3.connect(b) as conn:
+        conn.execute("UPDATE runs SET cpu_model = 'Intel Xeon'")
+    result = pool([a, b], "vivace", "cubic", resamples=200)
+    assert result.pairs == 6
+    assert result.warnings == [
+        f"the campaigns ran on 2 CPU models (AMD EPYC: {a}; Intel Xeon: {b}): the host is "
+        "part of the instrument, so compare them before pooling"
+    ]
+    with sqlite3.connect(b) as conn:
+        conn.execute("UPDATE runs SET cpu_model = 'AMD EPYC'")
+    assert pool([a, b], "vivace", "cubic", resamples=200).warnings == []
+
+
 def test_a_repeated_seed_is_flagged_as_the_same_networks(tmp_path: Path):
     a = campaign(tmp_path / "a.sqlite", DESIGN)
     b = campaign(tmp_path / "b.sqlite", replace(DESIGN, runs=2))  # same seed, other design id

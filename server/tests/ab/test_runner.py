@@ -1,3 +1,4 @@
+from pathlib import Path
 from urllib.parse import parse_qsl
 
 import pytest
@@ -142,3 +143,13 @@ def test_player_params_follow_the_harness_parameters():
                     player_params=(("startRendition", "lowest"),))
     pairs = parse_qsl(player_query(design, Arm("cubic"), 4433))
     assert pairs[-1] == ("startRendition", "lowest")
+
+
+def test_the_server_gets_the_designs_datagram_size():
+    from pccstream.ab.runner import server_args
+
+    plain = Design(arms=("cubic",), scenario="none", bitrate_kbps=3000)
+    assert server_args(plain, None) == []
+    ethernet = Design(arms=("cubic",), scenario="none", bitrate_kbps=3000, datagram_size=1452)
+    assert server_args(ethernet, Path("live")) == [
+        "--live-media", "live", "--max-datagram-size", "1452"]
