@@ -19,7 +19,7 @@ import math
 import re
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -280,6 +280,21 @@ class StopSignals:
     @property
     def exit_status(self) -> int:
         return EXIT_INTERRUPTED if self.received == signal.SIGINT else EXIT_OK
+
+
+@contextlib.contextmanager
+def sigterm_interrupts() -> Iterator[None]:
+    """SIGTERM raises KeyboardInterrupt inside the block, so a batch command stopped by a
+    supervisor (or `kill`) unwinds as after Ctrl-C: children closed, stored results kept."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def run_command(args: argparse.Namespace) -> int:

@@ -86,6 +86,7 @@ class _ClientProtocol(QuicConnectionProtocol):
         self.telemetry: list[dict[str, Any]] = []
         self.response_bytes_received = 0  # every byte of every response, as it arrives
         self.largest_datagram_received = 0  # UDP payload bytes, to see the server's size
+        self.datagram_bytes_received = 0  # UDP payload bytes of every datagram, headers and all
         self._refusal: tuple[int, bytearray] | None = None
         self._pending: dict[int, _Pending] = {}
         self._uni_buffers: dict[int, bytearray] = {}
@@ -101,6 +102,7 @@ class _ClientProtocol(QuicConnectionProtocol):
 
     def datagram_received(self, data: bytes | str, addr: Any) -> None:
         self.largest_datagram_received = max(self.largest_datagram_received, len(data))
+        self.datagram_bytes_received += len(data)
         super().datagram_received(data, addr)
 
     def open_session(self, authority: str, path: str) -> None:
@@ -268,6 +270,10 @@ class WebTransportClient:
     @property
     def largest_datagram_received(self) -> int:
         return self._protocol.largest_datagram_received
+
+    @property
+    def datagram_bytes_received(self) -> int:
+        return self._protocol.datagram_bytes_received
 
     @property
     def quic(self) -> Any:

@@ -375,3 +375,17 @@ def test_bench_leaderboard_json_is_json_only(
     assert json.loads(out)["rows"][0]["arm"] == "vivace" and "run 1/1" in err
     assert main(["bench", "leaderboard", "--duration", "1"]) == 0
     assert "| 1 | vivace" in capsys.readouterr().out
+
+
+def test_sigterm_interrupts_a_batch_command_like_ctrl_c_and_only_inside_the_block() -> None:
+    import os
+    import signal
+    import time
+
+    from pccstream.cli_conventions import sigterm_interrupts
+
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(KeyboardInterrupt), sigterm_interrupts():
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)  # the handler raises before the sleep ends
+    assert signal.getsignal(signal.SIGTERM) == before

@@ -23,6 +23,7 @@ from pccstream.cli_conventions import (
     deprecated_alias,
     parse_kbps_list,
     parse_param,
+    sigterm_interrupts,
 )
 from pccstream.errors import Interrupted, UserError
 from pccstream.media.recipes import named_media
@@ -495,7 +496,8 @@ def _ab(args: argparse.Namespace) -> int:
             )
 
         try:
-            asyncio.run(main())
+            with sigterm_interrupts():
+                asyncio.run(main())
         except KeyboardInterrupt:
             raise Interrupted(
                 f"completed runs are stored in {args.db}, continue with --resume"
