@@ -11,7 +11,7 @@ from pccstream.cc.base import DEFAULT_MAX_DATAGRAM_SIZE
 from pccstream.cli_conventions import StopSignals
 from pccstream.errors import UserError
 from pccstream.server.app import ServerConfig, default_state_dir, default_web_root, run_forever
-from pccstream.server.datagram_size import LARGEST_MAX_DATAGRAM_SIZE, check_max_datagram_size
+from pccstream.server.datagram_size import LARGEST_MAX_DATAGRAM_SIZE
 from pccstream.stack import streaming_server
 
 
@@ -109,7 +109,7 @@ def _serve(args: argparse.Namespace) -> int:
         link_status_port=args.link_status_port,
         recordings_dir=args.recordings_dir,
         live_media=args.live_media,
-        max_datagram_size=check_max_datagram_size(args.max_datagram_size),
+        max_datagram_size=args.max_datagram_size,  # StreamingServer.start checks it
     )
     return _run(config, args.ready_file)
 
