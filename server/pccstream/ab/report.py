@@ -459,6 +459,19 @@ def _fmt(value: float | None, digits: int = 3) -> str:
     return f"{value:.{digits}g}"
 
 
+def _emulator_lateness_text(runs: Sequence[Any]) -> str:
+    """The emulator's timer lateness over the runs (runs stored before it was: none)."""
+    shares = [r["emulator_late_share"] for r in runs if r["emulator_late_share"] is not None]
+    longest = [r["emulator_late_max_ms"] for r in runs if r["emulator_late_max_ms"] is not None]
+    if not shares:
+        return ""
+    return (
+        f" The real-time emulator's timers fired over 1 ms late (a host stall, or the emulator "
+        f"short of CPU) for a mean {_fmt(100 * sum(shares) / len(shares))} % of a run, max "
+        f"{_fmt(100 * max(shares))} %; the latest by {_fmt(max(longest) if longest else None)} ms."
+    )
+
+
 def experiment_section(
     view: ExperimentView, seed: int, resamples: int, baseline: str | None = None
 ) -> str:
@@ -475,6 +488,7 @@ def experiment_section(
         if loads
         else ""
     )
+    load_text += _emulator_lateness_text(view.runs)
     sources = {json.loads(r["versions_json"]).get("source_sha256") for r in view.runs}
     if len(sources) > 1:
         load_text += (

@@ -28,6 +28,7 @@ from pccstream import __version__
 from pccstream.ab.design import NO_EMULATOR, Arm, Design, Slot
 from pccstream.contracts import metric, page_query
 from pccstream.emulator.analyze import DirectionLog, analyze, parse_log
+from pccstream.emulator.lateness import parse_summary
 from pccstream.emulator.relay import EmulatorProcess
 from pccstream.emulator.scenario import load_scenario
 from pccstream.errors import UserError
@@ -296,9 +297,10 @@ class BrowserRunner:
         if all(v is None or (v.get("error") and not v.get("segments")) for v in viewers):
             errors = "; ".join(str(v.get("error")) for v in viewers if v)
             raise RunFailed(f"{slot.arm} (block {slot.block}): no viewer got media: {errors}")
-        link, down = self._link(log) if emulator is not None else ({}, DirectionLog())
+        link, down, stalls = (self._link(log) if emulator is not None
+                              else ({}, DirectionLog(), None))
         record = self._record(
-            design, slot, started, log, viewers=viewers, link=link, down=down,
+            design, slot, started, log, viewers=viewers, link=link, down=down, stalls=stalls,
             player_series=series, telemetry=telemetry, cpu_s=cpu_s,
             web_version=web_version,
             arm_config={
@@ -349,9 +351,9 @@ class BrowserRunner:
             teardown_s = time.monotonic() - teardown_start
         analysis_start = time.monotonic()
         viewer = webrtc_viewer(call["receiver"])
-        link, down = self._link(log)
+        link, down, stalls = self._link(log)
         record = self._record(
-            design, slot, started, log, viewers=[viewer], link=link, down=down,
+            design, slot, started, log, viewers=[viewer], link=link, down=down, stalls=stalls,
             player_series=[webrtc_series(call)], telemetry=None, cpu_s=cpu_s,
             web_version=None,
             arm_config={
@@ -384,8 +386,9 @@ class BrowserRunner:
             realtime=True,
         )
 
-    def _link(self, log: Path) -> tuple[dict[str, Any], DirectionLog]:
-        """The emulator log's analysis and its downlink; the log is deleted unless kept."""
+    def _link(self, log: Path) -> tuple[dict[str, Any], DirectionLog, dict[str, Any] | None]:
+        """The emulator log's analysis, its downlink and its timer lateness (None: not
+        recorded); the log is deleted unless kept."""
         try:
             parsed = parse_log(log)
         except UserError as exc:
@@ -394,7 +397,7 @@ class BrowserRunner:
         link = analyze(parsed)
         if not self.keep_logs:
             log.unlink(missing_ok=True)
-        return link, down
+        return link, down, parse_summary(parsed.header)
 
     def _record(
         self,
@@ -406,6 +409,7 @@ class BrowserRunner:
         viewers: list[dict[str, Any] | None],
         link: dict[str, Any],
         down: DirectionLog,
+        stalls: dict[str, Any] | None,
         player_series: list[list[dict[str, Any]]],
         telemetry: list[Any] | None,
         cpu_s: dict[str, float | None],
@@ -420,6 +424,8 @@ class BrowserRunner:
             **{key: down_link.get(key) for key in _DOWNLINK_COLUMNS},
             **{key: None if value is None else round(value, 3) for key, value in cpu_s.items()},
             "loadavg_start": round(started.load[0], 2),
+            "emulator_late_share": (stalls or {}).get("stalled_share"),
+            "emulator_late_max_ms": (stalls or {}).get("max_ms"),
             "host_cpus": os.cpu_count(),
             "viewers": viewers,
             "link": link,

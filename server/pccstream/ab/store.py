@@ -71,6 +71,11 @@ METRIC_COLUMNS: tuple[tuple[str, str], ...] = (
     ("host_cpus", "INTEGER"),
     ("cpu_starved", "INTEGER"),
     ("cpu_starved_reason", "TEXT"),
+    # The emulator's timer lateness (emulator/lateness.py): the share of the run its
+    # real-time timers fired over 1 ms late, summed, and the latest. A host stall (a virtual
+    # machine's descheduled CPU, in no load average) or the emulator short of CPU.
+    ("emulator_late_share", "REAL"),
+    ("emulator_late_max_ms", "REAL"),
     # Where the run ran: this machine, or the cluster worker's (docs/cluster.md).
     ("worker_host", "TEXT"),
     ("cpu_model", "TEXT"),

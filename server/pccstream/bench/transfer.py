@@ -23,7 +23,8 @@ from typing import Any
 from pccstream.bench.stats import convergence_time
 from pccstream.cc.base import DEFAULT_MAX_DATAGRAM_SIZE
 from pccstream.cc.registry import create_controller
-from pccstream.emulator.analyze import analyze_file
+from pccstream.emulator.analyze import analyze, parse_log
+from pccstream.emulator.lateness import parse_summary
 from pccstream.emulator.relay import EmulatorProcess
 from pccstream.errors import Interrupted, UserError
 from pccstream.harness.processes import (
@@ -168,14 +169,17 @@ async def _one_run(
     finally:
         await emulator.close()
         await server.close()
-    link = analyze_file(log_path).get("down", {})
+    parsed = parse_log(log_path)
+    link = analyze(parsed).get("down", {})
+    stalls = parse_summary(parsed.header)
     if settings.log_dir is not None:
         # Beside the kept emulator log: each flow's controller telemetry, one JSON a line.
         for i, record in enumerate(records):
             path = log_path.with_name(f"{log_path.stem}-flow{i}.telemetry.jsonl")
             with path.open("w") as out:
                 out.writelines(json.dumps(r) + "\n" for r in record.telemetry)
-    return _summarize_run(settings, run, records, link, cpu_s, wall_s)
+    return {**_summarize_run(settings, run, records, link, cpu_s, wall_s),
+            "emulator_timer_lateness": stalls}
 
 
 def _summarize_run(
@@ -276,7 +280,7 @@ async def run_transfer(
                 progress(
                     f"  throughput {_fmt(outcome['throughput_mbps'])} Mbit/s, utilization "
                     f"{_fmt(outcome['utilization'])}, p95 RTT {_fmt(outcome['rtt_p95_ms'])} ms, "
-                    f"loss {_fmt(outcome['loss_rate'])}"
+                    f"loss {_fmt(outcome['loss_rate'])}{_lateness(outcome)}"
                 )
     return {
         "benchmark": "transfer",
@@ -301,6 +305,14 @@ async def run_transfer(
 
 def _fmt(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3g}"
+
+
+def _lateness(outcome: dict[str, Any]) -> str:
+    stalls = outcome.get("emulator_timer_lateness") or {}
+    share = stalls.get("stalled_share")
+    if share is None:
+        return ""
+    return f", emulator late {100 * share:.1f} % (latest {stalls.get('max_ms', 0):.1f} ms)"
 
 
 def run_transfer_sync(

@@ -53,6 +53,9 @@ class Controller(abc.ABC):
     # Packets the pacer may send back to back while the window allows them (0: the pacer's
     # own burst sizing only). RFC 9002 section 7.7 limits bursts to the initial window.
     burst_packets: int = 0
+    # The most packets the pacer releases back to back after the sender could not send (a
+    # host stall, an idle application), within its own sizing (0: that sizing alone).
+    max_burst_packets: int = 0
 
     def __init__(self) -> None:
         self.max_datagram_size = DEFAULT_MAX_DATAGRAM_SIZE

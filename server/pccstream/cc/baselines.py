@@ -16,6 +16,7 @@ from .base import Controller
 from .bbr import Bbr, BbrParams
 from .delay_threshold import DelayThreshold, DelayThresholdParams
 from .ewma_bdp import EwmaBdp, EwmaBdpParams
+from .fixed_rate import FixedRate, FixedRateParams
 from .fixed_window import FixedWindow, FixedWindowParams
 from .remy import Remy, RemyParams
 from .rocinante import Rocinante, RocinanteParams
@@ -39,6 +40,8 @@ BASELINES: list[Baseline] = [
              BbrParams, lambda p, rng: Bbr(p, rng)),
     Baseline("fixed", "contest: fixed window (15 packets)",
              FixedWindowParams, lambda p, rng: FixedWindow(p)),
+    Baseline("fixed-rate", "reference: one constant pacing rate (rate_mbps), window 2 x its BDP",
+             FixedRateParams, lambda p, rng: FixedRate(p)),
     Baseline("aimd", "contest: AIMD, +1 packet/RTT, x1/2 on a timeout (loss, PTO, late ACK)",
              AimdParams, lambda p, rng: Aimd(p)),
     Baseline("delay-threshold", "contest: AIAD around a 90 ms RTT threshold (+1/-10 per RTT)",

@@ -94,6 +94,8 @@ class ControllerPacing:
         self.packet_time = max(K_MICRO_SECOND, min(mss / rate, K_SECOND))
         burst = max(2 * mss, min(int(window) // 4, 16 * mss),
                     min(ctrl.burst_packets * mss, int(window)))
+        if ctrl.max_burst_packets > 0:
+            burst = min(burst, ctrl.max_burst_packets * mss)
         self.bucket_max = burst / rate
         if self.bucket_time > self.bucket_max:
             self.bucket_time = self.bucket_max

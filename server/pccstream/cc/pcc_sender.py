@@ -64,6 +64,12 @@ class PccParams:
         "its RTT regression has that many samples: at a short RTT one RTT holds only two or "
         "three ACK frames of a receiver that acknowledges every ~10 packets (0 = off)",
         lo=0.0, hi=1000.0)
+    pacing_burst_packets: int = param(
+        0, "the pacer releases at most this many packets back to back when it resumes after "
+        "the sender could not send: a stall of the host (a virtual machine's CPU descheduled "
+        "for several ms) accrues pacing credit, and the pacer's own sizing (a quarter of the "
+        "rate's BDP, up to 16 packets) spends it as one burst that queues at the bottleneck "
+        "(0: the pacer's sizing)", lo=0, hi=1000)
     max_send_ratio: float = param(
         1.15, "an MI that sent more than this times its target rate is not used: it began "
         "with the pacer's burst after the application had been idle, so its utility would "
@@ -185,6 +191,7 @@ class PccSender(Controller):
         super().__init__()
         self.params = params
         self.rng = rng
+        self.max_burst_packets = params.pacing_burst_packets
         self.state = "starting"
         self.epoch = 0
         # `rate` is the algorithm's base rate; `_mi_rate` the rate of the MI sending now

@@ -89,6 +89,11 @@ class EventLog:
     def setting(self, d: str, t: float, text: str) -> None:
         self._w(f"{_fmt(t)} {d} ! {text}\n")
 
+    def note(self, key: str, value: dict[str, Any]) -> None:
+        """A header line written later, as `# key: {...JSON...}` (the reader takes headers
+        anywhere in the log)."""
+        self._w(f"# {key}: {json.dumps(value, sort_keys=True)}\n")
+
     def flush(self) -> None:
         self._out.flush()
 

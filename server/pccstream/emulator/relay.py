@@ -28,6 +28,8 @@ from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
 from pccstream.child_process import die_with_parent
+from pccstream.emulator.lateness import HEADER_KEY as LATENESS_KEY
+from pccstream.emulator.lateness import TimerLateness
 from pccstream.emulator.link import Link, LinkStatus
 from pccstream.emulator.log import LOG_FORMATS, EventLog, PacketLog
 from pccstream.emulator.loss import parse_loss
@@ -121,6 +123,8 @@ class Emulator:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at = math.inf
+        self.timer_lateness = TimerLateness()
+        self._house_due = 0.0  # model ms the housekeeping timer is due at
         self._house: asyncio.TimerHandle | None = None
         self._tl_handle: asyncio.TimerHandle | None = None
         self._changes: Iterator[Change] | None = None
@@ -191,6 +195,7 @@ class Emulator:
         self._arm_timeline()
 
         loop.add_reader(lsock.fileno(), self._on_client_readable)
+        self._house_due = self.now_ms() + _HOUSEKEEPING_S * 1e3
         self._house = loop.call_later(_HOUSEKEEPING_S, self._housekeeping)
         return self.port
 
@@ -244,6 +249,8 @@ class Emulator:
             for link in (self.down, self.up):
                 if link is not None:
                     link.rationalize(now)
+            if isinstance(self._log, EventLog):
+                self._log.note(LATENESS_KEY, self.timer_lateness.summary(now))
             self._log.close()
             self._log = None
         self._loop = None
@@ -354,13 +361,17 @@ class Emulator:
             self._timer = self._loop.call_at(self._base_s + nxt / 1000.0, self._on_timer)
 
     def _on_timer(self) -> None:
+        now = self.now_ms()
+        self.timer_lateness.observe(now - self._timer_at)
         self._timer = None
         self._timer_at = math.inf
-        self._service(self.now_ms())
+        self._service(now)
 
     def _housekeeping(self) -> None:
         assert self._loop is not None
         now = self.now_ms()
+        # Sampled even while no packet flows, so an idle link still measures the host.
+        self.timer_lateness.observe(now - self._house_due)
         # Account idle opportunities regularly so capacity shows up in the log promptly and a
         # long idle period never costs one big catch-up.
         for link in (self.down, self.up):
@@ -373,6 +384,7 @@ class Emulator:
             s.sock.close()
         if self._log is not None and int(now) // 1000 != int(now - _HOUSEKEEPING_S * 1e3) // 1000:
             self._log.flush()
+        self._house_due = now + _HOUSEKEEPING_S * 1e3
         self._house = self._loop.call_later(_HOUSEKEEPING_S, self._housekeeping)
 
     # -- timeline ------------------------------------------------------------------------------

@@ -38,6 +38,8 @@ def fake_record(design: Design, slot: Slot) -> dict[str, Any]:
         "p95_signal_delay_ms": 150 + 300 * base,
         "loss_rate": 0.0001,
         "server_cpu_s": 1.0,
+        "emulator_late_share": 0.02 if slot.block == 0 else 0.01,
+        "emulator_late_max_ms": 12.5,
         "viewers": [{"bufferingRatio": ratio, "segments": [], "error": None}],
         "link": {"down": {"throughput_mbps": 3.0}},
         "series": {

@@ -77,3 +77,38 @@ def test_rate_based_controllers_keep_the_pacers_burst_sizing() -> None:
     pacing.next_send_time(0.0)
     # A quarter of the rate's BDP (1.5 MB/s x 30 ms = 45 kB): 9 packets, not a window.
     assert _burst(pacing, 10.0) == 9
+
+
+def test_a_burst_cap_limits_the_catch_up_after_a_stall() -> None:
+    # A stall of 10 ms accrues 8 packets of credit at 12 Mbit/s; the pacer's own sizing
+    # (9 packets) would spend it at once, the controller's cap lets 2 go.
+    pacing = _paced_vivace(1_500_000.0)
+    pacing.controller.max_burst_packets = 2
+    pacing.controller.pacing_version += 1
+    pacing.next_send_time(0.0)
+    pacing.bucket_time = 0.0
+    assert _burst(pacing, 0.010) == 2
+    # Credit keeps accruing while it sends, so the long-run rate holds.
+    sent, now = 0, 0.010
+    while now < 1.010:
+        wait = pacing.next_send_time(now)
+        if wait is None:
+            pacing.update_after_send(now)
+            sent += 1
+        else:
+            now = wait
+    assert sent == pytest.approx(1250, rel=0.01)
+
+
+def test_a_burst_cap_never_raises_the_pacers_sizing() -> None:
+    pacing = _paced_vivace(1_500_000.0)
+    pacing.controller.max_burst_packets = 50
+    pacing.controller.pacing_version += 1
+    pacing.next_send_time(0.0)
+    assert _burst(pacing, 10.0) == 9
+
+
+def test_pcc_takes_its_burst_cap_from_a_session_parameter() -> None:
+    controller = create_controller("vivace", {"pacing_burst_packets": "3"}, seed=1)
+    assert controller.max_burst_packets == 3
+    assert create_controller("vivace", seed=1).max_burst_packets == 0

@@ -7,6 +7,8 @@ import socket
 
 import pytest
 
+from pccstream.emulator.analyze import parse_log
+from pccstream.emulator.lateness import parse_summary
 from pccstream.emulator.relay import Emulator, EmulatorProcess, parse_hostport
 from pccstream.emulator.scenario import load_scenario
 from pccstream.errors import UserError
@@ -71,5 +73,10 @@ def test_emulator_process_relays_and_logs(tmp_path) -> None:
         text = log.read_text()
         assert " u + 32\n" in text  # 4-byte payload + 28 bytes of IPv4/UDP headers
         assert " u - 32 " in text
+        # The log ends with the emulator's timer lateness, which the analysis reads back.
+        stalls = parse_summary(parse_log(log).header)
+        assert stalls is not None and stalls["wakes"] >= 1
+        assert set(stalls) == {"wakes", "p99_ms", "max_ms", "over_1ms", "over_5ms",
+                               "over_10ms", "stalled_share"}
 
     asyncio.run(go())
