@@ -297,10 +297,10 @@ class BrowserRunner:
         if all(v is None or (v.get("error") and not v.get("segments")) for v in viewers):
             errors = "; ".join(str(v.get("error")) for v in viewers if v)
             raise RunFailed(f"{slot.arm} (block {slot.block}): no viewer got media: {errors}")
-        link, down, stalls = (self._link(log) if emulator is not None
+        link, down, lateness = (self._link(log) if emulator is not None
                               else ({}, DirectionLog(), None))
         record = self._record(
-            design, slot, started, log, viewers=viewers, link=link, down=down, stalls=stalls,
+            design, slot, started, log, viewers=viewers, link=link, down=down, lateness=lateness,
             player_series=series, telemetry=telemetry, cpu_s=cpu_s,
             web_version=web_version,
             arm_config={
@@ -351,9 +351,9 @@ class BrowserRunner:
             teardown_s = time.monotonic() - teardown_start
         analysis_start = time.monotonic()
         viewer = webrtc_viewer(call["receiver"])
-        link, down, stalls = self._link(log)
+        link, down, lateness = self._link(log)
         record = self._record(
-            design, slot, started, log, viewers=[viewer], link=link, down=down, stalls=stalls,
+            design, slot, started, log, viewers=[viewer], link=link, down=down, lateness=lateness,
             player_series=[webrtc_series(call)], telemetry=None, cpu_s=cpu_s,
             web_version=None,
             arm_config={
@@ -409,7 +409,7 @@ class BrowserRunner:
         viewers: list[dict[str, Any] | None],
         link: dict[str, Any],
         down: DirectionLog,
-        stalls: dict[str, Any] | None,
+        lateness: dict[str, Any] | None,
         player_series: list[list[dict[str, Any]]],
         telemetry: list[Any] | None,
         cpu_s: dict[str, float | None],
@@ -424,8 +424,8 @@ class BrowserRunner:
             **{key: down_link.get(key) for key in _DOWNLINK_COLUMNS},
             **{key: None if value is None else round(value, 3) for key, value in cpu_s.items()},
             "loadavg_start": round(started.load[0], 2),
-            "emulator_late_share": (stalls or {}).get("stalled_share"),
-            "emulator_late_max_ms": (stalls or {}).get("max_ms"),
+            "emulator_late_share": (lateness or {}).get("stalled_share"),
+            "emulator_late_max_ms": (lateness or {}).get("max_ms"),
             "host_cpus": os.cpu_count(),
             "viewers": viewers,
             "link": link,
@@ -502,7 +502,7 @@ def mean_frame_height(series: Sequence[Sequence[dict[str, Any]]]) -> float | Non
 
 
 def webrtc_viewer(receiver: dict[str, Any]) -> dict[str, Any]:
-    """The WebRTC receiver's metrics in the player's vocabulary: freezes are stalls (freeze
+    """The WebRTC receiver's metrics in the player's vocabulary: freezes are lateness (freeze
     ratio = buffering ratio), the mean bitrate is bytes received over play time."""
     viewer = dict(receiver)
     play_s = receiver.get(metric("playSeconds", "webrtc_receiver")) or 0

@@ -171,7 +171,7 @@ async def _one_run(
         await server.close()
     parsed = parse_log(log_path)
     link = analyze(parsed).get("down", {})
-    stalls = parse_summary(parsed.header)
+    lateness = parse_summary(parsed.header)
     if settings.log_dir is not None:
         # Beside the kept emulator log: each flow's controller telemetry, one JSON a line.
         for i, record in enumerate(records):
@@ -179,7 +179,7 @@ async def _one_run(
             with path.open("w") as out:
                 out.writelines(json.dumps(r) + "\n" for r in record.telemetry)
     return {**_summarize_run(settings, run, records, link, cpu_s, wall_s),
-            "emulator_timer_lateness": stalls}
+            "emulator_timer_lateness": lateness}
 
 
 def _summarize_run(
@@ -308,11 +308,11 @@ def _fmt(value: float | None) -> str:
 
 
 def _lateness(outcome: dict[str, Any]) -> str:
-    stalls = outcome.get("emulator_timer_lateness") or {}
-    share = stalls.get("stalled_share")
+    lateness = outcome.get("emulator_timer_lateness") or {}
+    share = lateness.get("stalled_share")
     if share is None:
         return ""
-    return f", emulator late {100 * share:.1f} % (latest {stalls.get('max_ms', 0):.1f} ms)"
+    return f", emulator late {100 * share:.1f} % (latest {lateness.get('max_ms', 0):.1f} ms)"
 
 
 def run_transfer_sync(

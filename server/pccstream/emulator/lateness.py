@@ -11,6 +11,7 @@ summary, and every run keeps it beside its link metrics.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 # Histogram bins of 0.1 ms up to this many ms (one more bin holds anything later).
@@ -28,16 +29,22 @@ class TimerLateness:
         self._bins = [0] * (int(_MAX_MS / _BIN_MS) + 1)
         self.wakes = 0
         self.max_ms = 0.0
-        self.stalled_ms = 0.0  # lateness summed over the wakes later than STALL_MS
+        # Time covered by the late spells of wakes later than STALL_MS, each spell counted
+        # once: two timers held by one stall both fire late at its end.
+        self.stalled_ms = 0.0
+        self._stalled_until = -math.inf
         self.stalls = {1: 0, 5: 0, 10: 0}
 
-    def observe(self, late_ms: float) -> None:
+    def observe(self, late_ms: float, now_ms: float) -> None:
+        """A timer due `late_ms` before `now_ms` fired at `now_ms`."""
         late_ms = max(0.0, late_ms)
         self.wakes += 1
         self._bins[min(len(self._bins) - 1, int(late_ms / _BIN_MS))] += 1
         self.max_ms = max(self.max_ms, late_ms)
         if late_ms > STALL_MS:
-            self.stalled_ms += late_ms
+            start = max(now_ms - late_ms, self._stalled_until)
+            self.stalled_ms += max(0.0, now_ms - start)
+            self._stalled_until = max(self._stalled_until, now_ms)
         for threshold in self.stalls:
             if late_ms > threshold:
                 self.stalls[threshold] += 1

@@ -362,7 +362,7 @@ class Emulator:
 
     def _on_timer(self) -> None:
         now = self.now_ms()
-        self.timer_lateness.observe(now - self._timer_at)
+        self.timer_lateness.observe(now - self._timer_at, now)
         self._timer = None
         self._timer_at = math.inf
         self._service(now)
@@ -371,7 +371,7 @@ class Emulator:
         assert self._loop is not None
         now = self.now_ms()
         # Sampled even while no packet flows, so an idle link still measures the host.
-        self.timer_lateness.observe(now - self._house_due)
+        self.timer_lateness.observe(now - self._house_due, now)
         # Account idle opportunities regularly so capacity shows up in the log promptly and a
         # long idle period never costs one big catch-up.
         for link in (self.down, self.up):
