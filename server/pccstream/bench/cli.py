@@ -226,6 +226,10 @@ def _register_sustain(commands: argparse._SubParsersAction) -> None:  # type: ig
         help="media directory with every bitrate (default: as `pccstream ab`, made with "
         "`pccstream media synth` into .cache/media and reused)",
     )
+    # Its JSON is all it prints on stdout anyway; the flag is taken so that a command line
+    # written for `bench transfer` or `bench soak` does not fail.
+    sustain.add_argument("--json", action="store_true",
+                         help="print only the JSON result (always so; progress goes to stderr)")
     sustain.set_defaults(func=_sustain)
 
 

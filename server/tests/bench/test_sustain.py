@@ -70,6 +70,8 @@ def test_bad_bitrates_name_the_item(text: str, message: str) -> None:
     [
         (["--bitrates", "15000,abc"], "--bitrates '15000,abc': item 2 'abc'"),
         (["--duration", "0"], "--duration 0: must be in (0, 3600] seconds"),
+        # --json is taken (it is the only output anyway): the next flag's error shows.
+        (["--json", "--duration", "0"], "--duration 0: must be in (0, 3600] seconds"),
         (["--headroom", "0.9"], "--headroom 0.9: must be within 1..10"),
         (["--rtt", "-1"], "--rtt -1: must be in (0, 2000] ms"),
         (["--queue-ms", "0"], "--queue-ms 0: must be in (0, 10000] ms"),
