@@ -56,6 +56,9 @@ class Controller(abc.ABC):
     # The most packets the pacer releases back to back after the sender could not send (a
     # host stall, an idle application), within its own sizing (0: that sizing alone).
     max_burst_packets: int = 0
+    # Credit saved while the sender could not send goes out at this multiple of the rate,
+    # beyond a first pair back to back (0: back to back, as far as the bucket allows).
+    pacing_catch_up_gain: float = 0.0
 
     def __init__(self) -> None:
         self.max_datagram_size = DEFAULT_MAX_DATAGRAM_SIZE

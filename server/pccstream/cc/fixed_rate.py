@@ -23,16 +23,21 @@ class FixedRateParams:
     pacing_burst_packets: int = param(
         0, "the pacer releases at most this many packets back to back after a stall (0: the "
         "pacer's own sizing, as for PCC)", lo=0, hi=1000)
+    pacing_catch_up_gain: float = param(
+        0.0, "the credit saved over a stall goes out at this multiple of the rate, beyond a "
+        "first pair (0: back to back, as for PCC; below 1: 1)", lo=0.0, hi=100.0)
 
 
 class FixedRate(Controller):
     name = "fixed-rate"
     is_rate_based = True
+    state = "fixed"  # the dashboard's state timeline: one state, all along
 
     def __init__(self, params: FixedRateParams | None = None) -> None:
         super().__init__()
         self.params = params or FixedRateParams()
         self.max_burst_packets = self.params.pacing_burst_packets
+        self.pacing_catch_up_gain = self.params.pacing_catch_up_gain
         self._rate = self.params.rate_mbps * MBIT / 8
 
     @property

@@ -44,6 +44,12 @@ class ControllerPacing:
         self.bucket_max = 0.0
         self.bucket_time = 0.0
         self.evaluation_time = 0.0
+        # The controller's `pacing_catch_up_gain`: a second bucket, of PACING_WAKE_QUANTUM
+        # packets, refilled at gain x the rate, which a packet must also have credit in. A
+        # sender that keeps pace never empties it; after a stall it spreads the credit the
+        # first bucket saved at gain x the rate instead of sending it back to back.
+        self.catch_up_gain = 0.0
+        self.catch_up_time = 0.0  # credit, in time at the rate
 
     def next_send_time(self, now: float) -> float | None:
         """When the next packet may leave; None: now."""
@@ -52,12 +58,15 @@ class ControllerPacing:
             return None  # unpaced, as aioquic
         self.update_bucket(now)
         missing = self.packet_time - self.bucket_time
+        catch_up_wait = 0.0
+        if self.catch_up_gain > 0:
+            catch_up_wait = max(0.0, self.packet_time - self.catch_up_time) / self.catch_up_gain
         if missing <= 1e-9:
-            return None
+            return None if catch_up_wait <= 1e-9 else now + catch_up_wait
         # Out of credit: sleep until PACING_WAKE_QUANTUM packets' worth has accrued (within
         # the bucket) rather than one, halving the timer wake-ups of a pacing-bound sender.
         quantum = min(PACING_WAKE_QUANTUM * self.packet_time, self.bucket_max)
-        return now + max(missing, quantum - self.bucket_time)
+        return now + max(missing, quantum - self.bucket_time, catch_up_wait)
 
     def update_after_send(self, now: float) -> None:
         self._refresh()
@@ -67,12 +76,22 @@ class ControllerPacing:
         # Packets sent without asking (ACKs due, probes) still pay: the bucket may go into
         # debt, by at most one bucket, so the long-run rate holds.
         self.bucket_time = max(self.bucket_time - self.packet_time, -self.bucket_max)
+        if self.catch_up_gain > 0:
+            self.catch_up_time = max(self.catch_up_time - self.packet_time,
+                                     -self._catch_up_max())
 
     def update_bucket(self, now: float) -> None:
         if now > self.evaluation_time:
-            self.bucket_time = min(self.bucket_time + (now - self.evaluation_time),
-                                   self.bucket_max)
+            elapsed = now - self.evaluation_time
+            self.bucket_time = min(self.bucket_time + elapsed, self.bucket_max)
+            if self.catch_up_gain > 0:
+                self.catch_up_time = min(self.catch_up_time + self.catch_up_gain * elapsed,
+                                         self._catch_up_max())
             self.evaluation_time = now
+
+    def _catch_up_max(self) -> float:
+        assert self.packet_time is not None
+        return min(PACING_WAKE_QUANTUM * self.packet_time, self.bucket_max)
 
     def apply_rate(self) -> None:
         """Take the controller's current rate (after RTT samples and losses)."""
@@ -99,6 +118,9 @@ class ControllerPacing:
         self.bucket_max = burst / rate
         if self.bucket_time > self.bucket_max:
             self.bucket_time = self.bucket_max
+        gain = ctrl.pacing_catch_up_gain
+        self.catch_up_gain = max(1.0, gain) if gain > 0 else 0.0  # never below the rate
+        self.catch_up_time = min(self.catch_up_time, self._catch_up_max())
 
     def _refresh(self) -> None:
         if self.controller.pacing_version != self._version:

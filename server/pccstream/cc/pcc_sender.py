@@ -70,6 +70,13 @@ class PccParams:
         "for several ms) accrues pacing credit, and the pacer's own sizing (a quarter of the "
         "rate's BDP, up to 16 packets) spends it as one burst that queues at the bottleneck "
         "(0: the pacer's sizing)", lo=0, hi=1000)
+    pacing_catch_up_gain: float = param(
+        0.0, "after the sender could not send (a host stall), the pacer spends the credit it "
+        "saved at this multiple of the rate, beyond a first pair back to back, instead of "
+        "sending it at once: below capacity the link absorbs a catch-up at 1.1 x the rate "
+        "with little queue, where a burst of the same packets queues them all; the rate "
+        "over a stall is kept either way (0: back to back; values below 1 act as 1)", lo=0.0,
+        hi=100.0)
     max_send_ratio: float = param(
         1.15, "an MI that sent more than this times its target rate is not used: it began "
         "with the pacer's burst after the application had been idle, so its utility would "
@@ -192,6 +199,7 @@ class PccSender(Controller):
         self.params = params
         self.rng = rng
         self.max_burst_packets = params.pacing_burst_packets
+        self.pacing_catch_up_gain = params.pacing_catch_up_gain
         self.state = "starting"
         self.epoch = 0
         # `rate` is the algorithm's base rate; `_mi_rate` the rate of the MI sending now

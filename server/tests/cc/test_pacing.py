@@ -112,3 +112,45 @@ def test_pcc_takes_its_burst_cap_from_a_session_parameter() -> None:
     controller = create_controller("vivace", {"pacing_burst_packets": "3"}, seed=1)
     assert controller.max_burst_packets == 3
     assert create_controller("vivace", seed=1).max_burst_packets == 0
+
+
+def _send_times(pacing: ControllerPacing, start: float, until: float) -> list[float]:
+    times, now = [], start
+    while now < until:
+        wait = pacing.next_send_time(now)
+        if wait is None:
+            pacing.update_after_send(now)
+            times.append(now)
+        else:
+            now = wait
+    return times
+
+
+def test_a_catch_up_gain_spreads_the_credit_saved_over_a_stall() -> None:
+    pacing = _paced_vivace(1_500_000.0)  # 0.8 ms per packet
+    pacing.controller.pacing_catch_up_gain = 1.25
+    pacing.controller.pacing_version += 1
+    pacing.next_send_time(0.0)
+    pacing.bucket_time = 0.0
+    # The stall saved 8 packets of credit: a pair goes at once, the rest at 1.25 x the rate.
+    times = _send_times(pacing, 0.010, 0.020)
+    assert times[0] == times[1] == 0.010
+    gaps = [b - a for a, b in zip(times[1:8], times[2:9], strict=True)]
+    assert gaps == pytest.approx([0.0008 / 1.25] * 7, rel=0.01)
+    # Nothing is lost: over a second the rate holds, as without the gain.
+    assert len(_send_times(pacing, 0.020, 1.010)) == pytest.approx(1240, rel=0.01)
+
+
+def test_a_catch_up_gain_leaves_a_sender_that_keeps_pace_alone() -> None:
+    def wakeups(gain: float) -> tuple[int, int]:
+        pacing = _paced_vivace(1_500_000.0)
+        pacing.controller.pacing_catch_up_gain = gain
+        pacing.controller.pacing_version += 1
+        pacing.next_send_time(10.0)
+        pacing.bucket_time = 0.0  # pacing-bound: no credit saved
+        times = _send_times(pacing, 10.0, 11.0)
+        return len(times), len(set(times))
+
+    sent, wakes = wakeups(1.1)
+    assert (sent, wakes) == wakeups(0.0)
+    assert sent == pytest.approx(1250, rel=0.01) and wakes == sent // 2  # pairs, as before

@@ -340,7 +340,7 @@ def test_demo_webrtc_arm() -> None:
 
 
 STARTING_STATES = {"vivace": "starting", "bbr": "startup", "cubic": "slow_start",
-                   "reno": "slow_start"}
+                   "reno": "slow_start", "fixed-rate": "fixed"}
 
 
 @pytest.mark.parametrize("name", [info.name for info in list_controllers()])
