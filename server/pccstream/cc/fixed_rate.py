@@ -9,23 +9,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .base import Controller
+from .pacing import PacerParams
 from .params import param
 from .utility import MBIT
 
 
 @dataclass(frozen=True)
-class FixedRateParams:
+class FixedRateParams(PacerParams):
     rate_mbps: float = param(10.0, "the pacing rate, Mbit/s", lo=0.01, hi=100_000.0)
     window_rtts: float = param(
         2.0, "the window caps what is in flight at this many smoothed RTTs at the rate, so a "
         "rate above capacity builds a bounded queue, not an unbounded one", lo=1.0, hi=100.0)
     min_window_packets: int = param(4, "the window's floor, in packets", lo=1, hi=1000)
-    pacing_burst_packets: int = param(
-        0, "the pacer releases at most this many packets back to back after a stall (0: the "
-        "pacer's own sizing, as for PCC)", lo=0, hi=1000)
-    pacing_catch_up_gain: float = param(
-        0.0, "the credit saved over a stall goes out at this multiple of the rate, beyond a "
-        "first pair (0: back to back, as for PCC; below 1: 1)", lo=0.0, hi=100.0)
 
 
 class FixedRate(Controller):
@@ -36,8 +31,7 @@ class FixedRate(Controller):
     def __init__(self, params: FixedRateParams | None = None) -> None:
         super().__init__()
         self.params = params or FixedRateParams()
-        self.max_burst_packets = self.params.pacing_burst_packets
-        self.pacing_catch_up_gain = self.params.pacing_catch_up_gain
+        self.params.configure_pacer(self)
         self._rate = self.params.rate_mbps * MBIT / 8
 
     @property

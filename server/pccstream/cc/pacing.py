@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from .base import Controller
+from .params import param
 
 # As aioquic's recovery: the shortest and longest packet time.
 K_MICRO_SECOND = 0.000001
@@ -28,6 +30,30 @@ K_SECOND = 1.0
 # per packet. Two back-to-back packets (2.4 kB, 1.6 ms of a 12 Mbit/s link) do not matter to
 # the bottleneck; the long-run rate is unchanged (credit accrues continuously). 1 = as aioquic.
 PACING_WAKE_QUANTUM = 2
+
+
+@dataclass(frozen=True)
+class PacerParams:
+    """The pacer's per-session options after a stall, for the rate-based controllers that
+    take them (PCC, `fixed-rate`); both off (docs/cc.md, session 44)."""
+
+    pacing_burst_packets: int = param(
+        0, "the pacer releases at most this many packets back to back when it resumes after "
+        "the sender could not send: a stall of the host (a virtual machine's CPU descheduled "
+        "for several ms) accrues pacing credit, and the pacer's own sizing (a quarter of the "
+        "rate's BDP, up to 16 packets) spends it as one burst that queues at the bottleneck "
+        "(0: the pacer's sizing)", lo=0, hi=1000)
+    pacing_catch_up_gain: float = param(
+        0.0, "after the sender could not send (a host stall), the pacer spends the credit it "
+        "saved at this multiple of the rate, beyond a first pair back to back, instead of "
+        "sending it at once: below capacity the link absorbs a catch-up at 1.1 x the rate "
+        "with little queue, where a burst of the same packets queues them all; the rate "
+        "over a stall is kept either way (0: back to back; values below 1 act as 1)", lo=0.0,
+        hi=100.0)
+
+    def configure_pacer(self, controller: Controller) -> None:
+        controller.max_burst_packets = self.pacing_burst_packets
+        controller.pacing_catch_up_gain = self.pacing_catch_up_gain
 
 
 class ControllerPacing:

@@ -22,13 +22,14 @@ from typing import Any, NamedTuple
 
 from .base import Controller, SentPacket
 from .monitor_interval import MiResult, MonitorInterval, MonitorIntervalQueue
+from .pacing import PacerParams
 from .params import param
 from .receive_rate import ReceiveRate
 from .utility import MBIT
 
 
 @dataclass(frozen=True)
-class PccParams:
+class PccParams(PacerParams):
     initial_rate_mbps: float = param(
         1.0, "rate of the first MI; slow start doubles it (about aioquic's 10-packet window "
         "over the 100 ms initial RTT)", lo=0.01, hi=10_000.0)
@@ -64,19 +65,6 @@ class PccParams:
         "its RTT regression has that many samples: at a short RTT one RTT holds only two or "
         "three ACK frames of a receiver that acknowledges every ~10 packets (0 = off)",
         lo=0.0, hi=1000.0)
-    pacing_burst_packets: int = param(
-        0, "the pacer releases at most this many packets back to back when it resumes after "
-        "the sender could not send: a stall of the host (a virtual machine's CPU descheduled "
-        "for several ms) accrues pacing credit, and the pacer's own sizing (a quarter of the "
-        "rate's BDP, up to 16 packets) spends it as one burst that queues at the bottleneck "
-        "(0: the pacer's sizing)", lo=0, hi=1000)
-    pacing_catch_up_gain: float = param(
-        0.0, "after the sender could not send (a host stall), the pacer spends the credit it "
-        "saved at this multiple of the rate, beyond a first pair back to back, instead of "
-        "sending it at once: below capacity the link absorbs a catch-up at 1.1 x the rate "
-        "with little queue, where a burst of the same packets queues them all; the rate "
-        "over a stall is kept either way (0: back to back; values below 1 act as 1)", lo=0.0,
-        hi=100.0)
     max_send_ratio: float = param(
         1.15, "an MI that sent more than this times its target rate is not used: it began "
         "with the pacer's burst after the application had been idle, so its utility would "
@@ -198,8 +186,7 @@ class PccSender(Controller):
         super().__init__()
         self.params = params
         self.rng = rng
-        self.max_burst_packets = params.pacing_burst_packets
-        self.pacing_catch_up_gain = params.pacing_catch_up_gain
+        params.configure_pacer(self)
         self.state = "starting"
         self.epoch = 0
         # `rate` is the algorithm's base rate; `_mi_rate` the rate of the MI sending now
