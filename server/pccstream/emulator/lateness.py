@@ -33,7 +33,7 @@ class TimerLateness:
         # once: two timers held by one stall both fire late at its end.
         self.stalled_ms = 0.0
         self._stalled_until = -math.inf
-        self.stalls = {1: 0, 5: 0, 10: 0}
+        self.stalls = {1: 0, 5: 0, 10: 0}  # wakes later than each, ms (none below STALL_MS)
 
     def observe(self, late_ms: float, now_ms: float) -> None:
         """A timer due `late_ms` before `now_ms` fired at `now_ms`."""
@@ -41,10 +41,11 @@ class TimerLateness:
         self.wakes += 1
         self._bins[min(len(self._bins) - 1, int(late_ms / _BIN_MS))] += 1
         self.max_ms = max(self.max_ms, late_ms)
-        if late_ms > STALL_MS:
-            start = max(now_ms - late_ms, self._stalled_until)
-            self.stalled_ms += max(0.0, now_ms - start)
-            self._stalled_until = max(self._stalled_until, now_ms)
+        if late_ms <= STALL_MS:
+            return  # nearly every wake: none of the stall counts below applies
+        start = max(now_ms - late_ms, self._stalled_until)
+        self.stalled_ms += max(0.0, now_ms - start)
+        self._stalled_until = max(self._stalled_until, now_ms)
         for threshold in self.stalls:
             if late_ms > threshold:
                 self.stalls[threshold] += 1
