@@ -345,6 +345,15 @@ class VivaceParams(PccParams):
         "the default 4.48): that queue does not stand under the lower probe (0 = no such "
         "test; see docs/cc.md, session 30)",
         lo=0.0, hi=60.0)
+    increase_boundary_max: float = param(
+        0.0, "a step up (a probe pair's increase or a moving step) is at most this share of "
+        "the rate, however far the change boundary has grown: within one MI a queue of ours "
+        "stays inside the RTT gradient's noise bound until the rate is 5-10 % above "
+        "capacity on the real stack, so the moving state's amplified steps kept climbing "
+        "and its last step before the gradient showed went up to 16 % past capacity; the "
+        "decrease that drained that queue landed at 0.83-0.87 of capacity, and the "
+        "sawtooth held the mean at 0.93 (Fig. 5.1 at 15 Mbit/s, session 45; 0 = off: "
+        "omega as the thesis grows it)", lo=0.0, hi=1.0)
     external_rtt_rise: float = param(
         0.0, "an RTT gradient more than this many times what the MI's own excess could "
         "build is not our queue (a path that got longer, a host stall) and decides "
@@ -1056,6 +1065,8 @@ class Vivace(PccSender):
         change_mbps = theta * self.amplifier(self.tau) * gamma
         ratio = abs(change_mbps) / rate_mbps if rate_mbps > 0 else 0.0
         omega = self.boundary()
+        if gamma > 0 and p.increase_boundary_max > 0:
+            omega = min(omega, p.increase_boundary_max)
         if ratio > omega:
             change_mbps = math.copysign(omega * rate_mbps, change_mbps)
             self.k += 1

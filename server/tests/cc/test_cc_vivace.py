@@ -264,6 +264,23 @@ def test_boundary_clips_and_grows_then_shrinks() -> None:
     assert v.k == 1
 
 
+def test_increase_boundary_max_caps_steps_up_only() -> None:
+    v = probing_vivace(10.0, theta0=2.0, epsilon=0.01, increase_boundary_max=0.05)
+    assert feed_probes(v, 100.0, 0.0) == "increase"
+    assert mbps(v.rate) == pytest.approx(10.0 * 1.05)
+    # The amplified continues stay at 5 % of the rate while the boundary grows behind them.
+    for _ in range(3):
+        prev = v.rate
+        r = result(mbps(v.rate), tag=MiTag(v.epoch, "move"))
+        assert v.on_mi_finished(0.0, r, v._ref_utility + 100.0).decision == "continue"
+        assert v.rate == pytest.approx(prev * 1.05)
+    assert v.boundary() > 0.05
+    # Decreases keep the thesis's growing boundary.
+    down = probing_vivace(10.0, theta0=2.0, increase_boundary_max=0.05)
+    down.k, down.tau = 2, 1
+    assert -mbps(down._step(-100.0)) == pytest.approx(10.0 * (0.05 + 2 * 0.1))
+
+
 def test_amplifier_values() -> None:
     assert [Vivace.amplifier(t) for t in range(1, 7)] == [1, 2, 3, 5, 7, 9]
 
