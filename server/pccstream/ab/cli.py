@@ -225,6 +225,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     o.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples")
     o.set_defaults(func=_pool)
 
+    d = sub.add_parser(
+        "decisions",
+        help="what a PCC arm's monitor intervals decided, from stored telemetry (no experiment "
+        "is run)",
+        description="Over every run of ARM in the databases (MIs that finished after --skip-s): "
+        "per verdict, MIs per second, mean step and target rate as shares of the link's "
+        "capacity and the share whose RTT gradient counted; and per band of send rate / "
+        "capacity, how often the RTT gradient counted (above capacity: a queue of ours seen "
+        "within one MI; below it: noise taken for one).",
+    )
+    d.add_argument("dbs", nargs="+", metavar="RESULTS.sqlite")
+    d.add_argument("--arm", required=True, metavar="ARM", help="arm label, as stored")
+    d.add_argument("--skip-s", type=float, default=10.0,
+                   help="leave out MIs that finished before this many seconds (default "
+                   "%(default)s: slow start and the first climb)")
+    d.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
+    d.set_defaults(func=_decisions)
+
     r = subparsers.add_parser(
         "report",
         help="self-contained HTML report of an A/B results database",
@@ -395,7 +413,7 @@ def _latest_unfinished(store: Store) -> Design:
 
 def _export(args: argparse.Namespace, fmt: str | None = None) -> int:
     fmt = fmt or str(args.format)
-    with open_store(args.db, must_exist=True) as store:
+    with open_store(args.db, read_only=True) as store:
         out = Path(args.out or Path(args.db).with_suffix(f".{fmt}"))
         runs, segments = export_runs(store, fmt, out)
     print(f"exported {runs} runs to {out} and {segments} segments to {segments_path(out)}")
@@ -424,6 +442,14 @@ def _pool(args: argparse.Namespace) -> int:
         print(json.dumps([to_json(r) for r in results], indent=2))
     else:
         print("\n".join(markdown(r) for r in results), end="")
+    return 0
+
+
+def _decisions(args: argparse.Namespace) -> int:
+    from pccstream.ab.decisions import markdown, summarize, to_json
+
+    result = summarize(args.dbs, args.arm, skip_s=args.skip_s)
+    print(json.dumps(to_json(result), indent=2) if args.json else markdown(result), end="")
     return 0
 
 
@@ -509,7 +535,7 @@ def _report(args: argparse.Namespace) -> int:
     from pccstream.ab.report import write_report
 
     _check_resamples(args.resamples)
-    with open_store(args.db, must_exist=True) as store:
+    with open_store(args.db, read_only=True) as store:
         out = Path(args.out)
         write_report(store, out, title=args.title, seed=args.seed, resamples=args.resamples,
                      baseline=args.baseline)

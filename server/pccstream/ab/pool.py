@@ -92,7 +92,7 @@ class Source:
 def load(paths: Sequence[str | Path]) -> list[Source]:
     sources = []
     for path in paths:
-        with open_store(path, must_exist=True) as store:
+        with open_store(path, read_only=True) as store:
             views = [ExperimentView(store, row) for row in store.experiments()]
         sources.append(Source(str(path), views))
     return sources

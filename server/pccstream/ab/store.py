@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from pccstream.ab.design import Design
 from pccstream.errors import UserError
@@ -140,17 +141,29 @@ RUN_SCALAR_COLUMNS = (
 
 
 class Store:
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
+        """`read_only`: the file is never written (reports and pools of committed results);
+        an older schema is brought up to date in a private in-memory copy instead."""
         self.path = Path(path)
         try:
-            self.conn = sqlite3.connect(self.path, timeout=30)
+            if read_only:
+                self.conn = sqlite3.connect(":memory:")
+                disk = sqlite3.connect(f"file:{quote(str(self.path.resolve()))}?mode=ro",
+                                       uri=True, timeout=30)
+                try:
+                    disk.backup(self.conn)
+                finally:
+                    disk.close()
+            else:
+                self.conn = sqlite3.connect(self.path, timeout=30)
         except sqlite3.Error as exc:
             raise UserError(f"{self.path}: cannot open the database: {exc}") from None
         self.conn.row_factory = sqlite3.Row
         # Who claims slots through this store: unique even for two stores in one process.
         self.owner = uuid.uuid4().hex
         try:
-            self.conn.execute("PRAGMA journal_mode=WAL")
+            if not read_only:
+                self.conn.execute("PRAGMA journal_mode=WAL")
             with self.conn:
                 self.conn.executescript(_SCHEMA)
                 self.conn.execute(
@@ -329,10 +342,11 @@ def telemetry(row: sqlite3.Row) -> list[dict[str, Any]]:
 
 
 @contextmanager
-def open_store(path: str | Path, *, must_exist: bool = False) -> Iterator[Store]:
-    if must_exist and not Path(path).is_file():
+def open_store(path: str | Path, *, must_exist: bool = False,
+               read_only: bool = False) -> Iterator[Store]:
+    if (must_exist or read_only) and not Path(path).is_file():
         raise UserError(f"{path}: no such results database")
-    store = Store(path)
+    store = Store(path, read_only=read_only)
     try:
         yield store
     finally:

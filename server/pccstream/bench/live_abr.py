@@ -38,7 +38,7 @@ COLUMNS = ("latency_p95_ms", "stall_count", "freeze_count", "frame_height", "mea
 def blocks(db: Path) -> list[dict[str, Any]]:
     """One row per (experiment, block, live arm) of a live design with a webrtc arm."""
     rows: list[dict[str, Any]] = []
-    with open_store(db, must_exist=True) as store:
+    with open_store(db, read_only=True) as store:
         for experiment in store.experiments():
             design = store.design(experiment["id"])
             live_arms = [arm for arm in design.arms if arm != WEBRTC_ARM]

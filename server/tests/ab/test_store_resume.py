@@ -19,7 +19,7 @@ from pccstream.ab.experiment import run_experiment, wait_for_load
 from pccstream.ab.export import export_runs
 from pccstream.ab.progress import Progress
 from pccstream.ab.runner import RunFailed
-from pccstream.ab.store import Store, telemetry
+from pccstream.ab.store import Store, open_store, telemetry
 from pccstream.errors import RunError, UserError
 from tests.checkout import REPO_ROOT
 
@@ -276,6 +276,24 @@ def test_a_database_from_before_the_latency_columns_gains_them(tmp_path):
     with Store(path) as store:
         columns = {row["name"] for row in store.conn.execute("PRAGMA table_info(runs)")}
     assert {"latency_p50_ms", "latency_p95_ms", "frames_skipped"} <= columns
+
+
+def test_a_read_only_store_leaves_an_old_database_as_it_was(tmp_path):
+    path = tmp_path / "old.sqlite"
+    with Store(path) as store:
+        run(store, FakeRunner())
+        store.conn.execute("ALTER TABLE runs DROP COLUMN emulator_late_share")
+        store.conn.commit()
+        store.conn.execute("PRAGMA journal_mode=DELETE")
+    before = path.read_bytes()
+    with open_store(path, read_only=True) as store:
+        stored = store.runs()
+        assert len(stored) == 12 and all(r["emulator_late_share"] is None for r in stored)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["old.sqlite"]
+    with pytest.raises(UserError, match="no such results database"):
+        with open_store(tmp_path / "missing.sqlite", read_only=True):
+            pass
 
 
 def test_a_database_from_before_the_cpu_health_columns_gains_them(tmp_path):
