@@ -66,6 +66,16 @@ class _Acc:
     counted: int = 0
 
 
+def _run_mis(run: Any, skip_s: float) -> tuple[float, list[dict[str, Any]]]:
+    """The run's downlink capacity (bit/s) and the MI records of all its sessions (every
+    viewer's: with several, their rates are shares of the link they share) after `skip_s`."""
+    link = json.loads(run["link_json"] or "{}").get("down", {})
+    capacity = float(link.get("capacity_mbps") or 0.0) * 1e6
+    mis = [e for session in telemetry(run) for e in session
+           if e.get("type") == "mi" and float(e.get("t_ms", 0.0)) >= skip_s * 1000]
+    return capacity, mis
+
+
 def summarize(paths: Sequence[str | Path], arm: str, *, skip_s: float = 10.0) -> Decisions:
     """The decisions of every run of `arm` in the databases at `paths`."""
     if skip_s < 0 or not math.isfinite(skip_s):
@@ -80,11 +90,7 @@ def summarize(paths: Sequence[str | Path], arm: str, *, skip_s: float = 10.0) ->
                 arms_seen.add(run["arm"])
                 if run["arm"] != arm:
                     continue
-                link = json.loads(run["link_json"] or "{}").get("down", {})
-                capacity = float(link.get("capacity_mbps") or 0.0) * 1e6
-                sessions = telemetry(run)
-                mis = [e for s in sessions for e in s
-                       if e.get("type") == "mi" and float(e.get("t_ms", 0.0)) >= skip_s * 1000]
+                capacity, mis = _run_mis(run, skip_s)
                 if capacity <= 0 or not mis:
                     continue
                 runs += 1
