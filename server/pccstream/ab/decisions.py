@@ -71,8 +71,12 @@ def _run_mis(run: Any, skip_s: float) -> tuple[float, list[dict[str, Any]]]:
     viewer's: with several, their rates are shares of the link they share) after `skip_s`."""
     link = json.loads(run["link_json"] or "{}").get("down", {})
     capacity = float(link.get("capacity_mbps") or 0.0) * 1e6
-    mis = [e for session in telemetry(run) for e in session
-           if e.get("type") == "mi" and float(e.get("t_ms", 0.0)) >= skip_s * 1000]
+    records: list[Any] = telemetry(run)
+    # Older databases stored one session's records unnested.
+    sessions = records if records and isinstance(records[0], list) else [records]
+    mis = [e for session in sessions for e in session
+           if isinstance(e, dict) and e.get("type") == "mi"
+           and float(e.get("t_ms", 0.0)) >= skip_s * 1000]
     return capacity, mis
 
 
