@@ -333,8 +333,9 @@ class Store:
         ).fetchall()
 
 
-def telemetry(row: sqlite3.Row) -> list[dict[str, Any]]:
-    """The controller telemetry of a run (viewer 0's session first, then the others)."""
+def telemetry(row: sqlite3.Row) -> list[Any]:
+    """The controller telemetry of a run: one list of records per viewer's session, viewer 0
+    first (databases from before several viewers hold one session's records unnested)."""
     blob = row["telemetry_z"]
     if not blob:
         return []
