@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from pccstream.ab.store import open_store, telemetry
+from pccstream.ab.store import open_store, telemetry_sessions
 from pccstream.errors import UserError
 
 # Width of a send-rate band, as a share of capacity.
@@ -71,13 +71,29 @@ def _run_mis(run: Any, skip_s: float) -> tuple[float, list[dict[str, Any]]]:
     viewer's: with several, their rates are shares of the link they share) after `skip_s`."""
     link = json.loads(run["link_json"] or "{}").get("down", {})
     capacity = float(link.get("capacity_mbps") or 0.0) * 1e6
-    records: list[Any] = telemetry(run)
-    # Older databases stored one session's records unnested.
-    sessions = records if records and isinstance(records[0], list) else [records]
-    mis = [e for session in sessions for e in session
-           if isinstance(e, dict) and e.get("type") == "mi"
-           and float(e.get("t_ms", 0.0)) >= skip_s * 1000]
+    mis = [e for session in telemetry_sessions(run) for e in session
+           if e.get("type") == "mi" and float(e.get("t_ms", 0.0)) >= skip_s * 1000]
     return capacity, mis
+
+
+def _tally(mis: list[dict[str, Any]], capacity: float, verdicts: dict[str, _Acc],
+           bands: dict[int, list[int]]) -> None:
+    """Add one run's MIs to the per-verdict sums and the per-band counts."""
+    for e in mis:
+        verdict = str(e.get("decision") or "none").split(":")[0]
+        counted = float(e.get("rtt_gradient") or 0.0) > 0
+        acc = verdicts[verdict]
+        acc.n += 1
+        acc.step += float(e.get("step_bps") or 0.0) / capacity
+        acc.target += float(e.get("target_rate_bps") or 0.0) / capacity
+        acc.counted += counted
+        # Superseded MIs and ones without an RTT sample measured nothing.
+        if verdict == "stale" or not float(e.get("rtt_ms") or 0.0):
+            continue
+        share = min(float(e.get("send_rate_bps") or 0.0) / capacity, TOP_BAND)
+        band = bands[min(int(share / BAND), int(TOP_BAND / BAND) - 1)]
+        band[0] += 1
+        band[1] += counted
 
 
 def summarize(paths: Sequence[str | Path], arm: str, *, skip_s: float = 10.0) -> Decisions:
@@ -100,21 +116,7 @@ def summarize(paths: Sequence[str | Path], arm: str, *, skip_s: float = 10.0) ->
                 runs += 1
                 times = [float(e["t_ms"]) for e in mis]
                 seconds += (max(times) - min(times)) / 1000
-                for e in mis:
-                    verdict = str(e.get("decision") or "none").split(":")[0]
-                    counted = float(e.get("rtt_gradient") or 0.0) > 0
-                    acc = verdicts[verdict]
-                    acc.n += 1
-                    acc.step += float(e.get("step_bps") or 0.0) / capacity
-                    acc.target += float(e.get("target_rate_bps") or 0.0) / capacity
-                    acc.counted += counted
-                    # Superseded MIs and ones without an RTT sample measured nothing.
-                    if verdict == "stale" or not float(e.get("rtt_ms") or 0.0):
-                        continue
-                    share = min(float(e.get("send_rate_bps") or 0.0) / capacity, TOP_BAND)
-                    band = bands[min(int(share / BAND), int(TOP_BAND / BAND) - 1)]
-                    band[0] += 1
-                    band[1] += counted
+                _tally(mis, capacity, verdicts, bands)
     if runs == 0:
         known = ", ".join(sorted(arms_seen)) or "none"
         raise UserError(f"--arm {arm}: no run of it with MI telemetry in "

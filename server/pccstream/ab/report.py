@@ -27,7 +27,7 @@ from matplotlib.figure import Figure  # noqa: E402
 
 from pccstream.ab import stats  # noqa: E402
 from pccstream.ab.design import Design, schedule  # noqa: E402
-from pccstream.ab.store import Store, telemetry  # noqa: E402
+from pccstream.ab.store import Store, telemetry_sessions  # noqa: E402
 from pccstream.errors import UserError  # noqa: E402
 
 # Derived per run: dropped / decoded frames (the player's CPU health; pccstream.ab.starvation).
@@ -73,12 +73,10 @@ def late_segment_requests(run: sqlite3.Row, buffer_s: float) -> float | None:
 def slow_start_exit_share(run: sqlite3.Row) -> float | None:
     """Viewer 0's slow-start exit rate / (link capacity / viewers); None: no PCC exit."""
     capacity = run["capacity_mbps"]
-    sessions = telemetry(run)
+    sessions = telemetry_sessions(run)
     if not capacity or not sessions:
         return None
-    head: Any = sessions[0]
-    events: list[Any] = head if isinstance(head, list) else sessions
-    exit_mi = next((e for e in events if isinstance(e, dict) and e.get("type") == "mi"
+    exit_mi = next((e for e in sessions[0] if e.get("type") == "mi"
                     and e.get("decision") == "exit-slow-start"), None)
     if exit_mi is None:
         return None
@@ -393,9 +391,8 @@ def timeseries_figure(run: sqlite3.Row, color: str) -> str:
     series = json.loads(run["series_json"])
     player = series["player"][0] if series.get("player") else []
     link = series.get("link") or {}
-    records = telemetry(run)
-    session = records[0] if records and isinstance(records[0], list) else records
-    samples = [r for r in session if isinstance(r, dict) and r.get("type") == "sample"]
+    sessions = telemetry_sessions(run)
+    samples = [r for r in sessions[0] if r.get("type") == "sample"] if sessions else []
     fig, axes = plt.subplots(3, 1, figsize=(9, 5.6), sharex=True)
     ax_rate, ax_rtt, ax_buf = axes
     if link.get("t_s"):

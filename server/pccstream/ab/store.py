@@ -342,6 +342,16 @@ def telemetry(row: sqlite3.Row) -> list[Any]:
     return json.loads(zlib.decompress(blob))
 
 
+def telemetry_sessions(row: sqlite3.Row) -> list[list[dict[str, Any]]]:
+    """`telemetry(row)` as one list of records per viewer's session, viewer 0 first, whatever
+    the database's age (an unnested session becomes the only one)."""
+    records = telemetry(row)
+    if not records:
+        return []
+    sessions = records if isinstance(records[0], list) else [records]
+    return [[r for r in session if isinstance(r, dict)] for session in sessions]
+
+
 @contextmanager
 def open_store(path: str | Path, *, must_exist: bool = False,
                read_only: bool = False) -> Iterator[Store]:
