@@ -12,12 +12,16 @@ const ONE_WAY_MS = 40;
 const LOSS = '0.5%';
 const TARGET_MS = 300;
 const PLAY_S = 20;
+/** The live channel's frame rate (media/live/manifest.json). */
+const FPS = 30;
 /** One parity fragment per this many data fragments (shared/PROTOCOL.md, "Live over datagrams"). */
 const FEC_K = 4;
 
 interface FecMetrics {
   error: string | null;
   framesShown: number | null;
+  framesSkipped: number | null;
+  playSeconds: number;
   stallCount: number;
   latencyP95Ms: number | null;
   groupsDropped: number | null;
@@ -90,12 +94,24 @@ async function playLossy(page: Page, fec: number | 'auto', label: string, testIn
   return { m, server: figures.server };
 }
 
+/**
+ * The stream played through: startup and stalls took under 5 of the 20 s, and while it played
+ * the picture advanced at nearly the frame rate. Skipped frames count toward that advance: a
+ * renderer short of CPU shows fewer of the frames that arrived, which is no fault of the link,
+ * so the frames shown need only be half the rate (video, not a slideshow).
+ */
+function expectPlayedThrough(m: FecMetrics): void {
+  expect(m.playSeconds).toBeGreaterThan(PLAY_S - 5);
+  expect((m.framesShown ?? 0) + (m.framesSkipped ?? 0)).toBeGreaterThan(0.8 * FPS * m.playSeconds);
+  expect(m.framesShown ?? 0).toBeGreaterThan(0.5 * FPS * m.playSeconds);
+}
+
 test('live over datagrams: parity rebuilds lost fragments and NACKs fetch the rest, so random loss at an 80 ms RTT does not stall', async ({ page }, testInfo) => {
   test.setTimeout(60_000);
   const { m, server: s } = await playLossy(page, FEC_K, 'live FEC', testInfo);
 
   expect(m.error).toBeNull();
-  expect(m.framesShown ?? 0).toBeGreaterThan((PLAY_S - 5) * 25);
+  expectPlayedThrough(m);
   // About 1 in 200 packets is lost: parity rebuilt some on arrival.
   expect(m.fecRecovered ?? 0).toBeGreaterThan(0);
   // What parity cannot rebuild is NACKed and comes back within the playout delay's slack:
@@ -116,7 +132,7 @@ test('live over datagrams with fec=auto: parity comes on with the loss the serve
   test.setTimeout(60_000);
   const { m, server: s } = await playLossy(page, 'auto', 'live FEC auto', testInfo);
   expect(m.error).toBeNull();
-  expect(m.framesShown ?? 0).toBeGreaterThan((PLAY_S - 5) * 25);
+  expectPlayedThrough(m);
   // 0.5 % loss: the most parity auto sends (K = 8, live_fec_auto_max), from the start (a new
   // path) and kept by the losses.
   expect(s?.['live_fec']).toBe('auto');
