@@ -247,6 +247,37 @@ def add_bitrate(
     )
 
 
+def _positive_type(flag: str, what: str) -> Callable[[str], float]:
+    def convert(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not value > 0 or math.isinf(value):
+            raise argparse.ArgumentTypeError(f"{flag} {text!r}: must be {what} > 0")
+        return value
+
+    return convert
+
+
+def add_max_load(parser: argparse.ArgumentParser) -> None:
+    """`--max-load L` and `--max-load-wait S`: runs on a shared machine are CPU-sensitive."""
+    parser.add_argument(
+        "--max-load",
+        type=_positive_type("--max-load", "a load average"),
+        metavar="L",
+        help="before each run, wait (up to --max-load-wait) until the 1-minute load average "
+        "is at most L; the load at each run's start is recorded",
+    )
+    parser.add_argument(
+        "--max-load-wait",
+        type=_positive_type("--max-load-wait", "a number of seconds"),
+        default=600.0,
+        metavar="S",
+        help="longest wait for --max-load per run, seconds (default 600)",
+    )
+
+
 def add_json(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--json",

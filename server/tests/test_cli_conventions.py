@@ -296,6 +296,31 @@ def test_the_datagram_size_reaches_the_transfer_benchmark_or_is_refused_in_one_l
     assert ab.datagram_size == 1452
 
 
+def test_max_load_reaches_the_transfer_benchmark_and_ab_or_is_refused_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pccstream.bench import cli as bench_cli
+
+    loads: list[tuple[float | None, float]] = []
+
+    def fake(settings: Any, progress: Any) -> dict[str, Any]:
+        loads.append((settings.max_load, settings.max_load_wait_s))
+        return _fake_transfer(settings, progress)
+
+    monkeypatch.setattr(bench_cli, "run_transfer_sync", fake)
+    argv = ["bench", "transfer", "--cc", "vivace", "--scenario", "s", "--duration", "1", "--json"]
+    assert main([*argv, "--max-load", "1.5", "--max-load-wait", "60"]) == 0
+    assert main(argv) == 0
+    assert loads == [(1.5, 60.0), (None, 600.0)]
+    capsys.readouterr()
+    for flag, value in (("--max-load", "0"), ("--max-load", "x"), ("--max-load-wait", "-1")):
+        assert main([*argv, flag, value]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert f"{flag} '{value}': must be" in err[-1], err
+    ab = build_parser().parse_args(["ab", "--cc", "c", "--scenario", "s", "--max-load", "1.5"])
+    assert (ab.max_load, ab.max_load_wait) == (1.5, 600.0)
+
+
 @pytest.mark.parametrize(
     "argv",
     [

@@ -18,6 +18,7 @@ from pccstream.cli_conventions import (
     add_bitrate,
     add_cc,
     add_log_dir,
+    add_max_load,
     add_scenario,
     add_seed,
     deprecated_alias,
@@ -151,20 +152,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="renditions (kbit/s, k/M suffixes accepted) of the generated media (default: "
         "the bitrate in fixed mode, a 4-step ladder in abr mode)",
     )
-    p.add_argument(
-        "--max-load",
-        type=float,
-        metavar="L",
-        help="before each run, wait (up to --max-load-wait) until the 1-minute load average "
-        "is at most L; the wait is recorded per run (not part of the design)",
-    )
-    p.add_argument(
-        "--max-load-wait",
-        type=float,
-        default=600.0,
-        metavar="S",
-        help="longest wait for --max-load per run, seconds (default 600)",
-    )
+    add_max_load(p)
     p.add_argument(
         "--cluster",
         metavar="tcp://HOST:8786|local:N",
@@ -459,8 +447,6 @@ def _ab(args: argparse.Namespace) -> int:
     from pccstream.ab.experiment import run_experiment
     from pccstream.ab.runner import BrowserRunner
 
-    if args.max_load is not None and not args.max_load > 0:
-        raise UserError(f"--max-load {args.max_load}: must be a load average > 0")
     stale = stale_web_build()
     if stale is not None:
         raise UserError(stale)

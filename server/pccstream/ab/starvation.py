@@ -12,7 +12,9 @@ A run is starved when ANY of these holds (thresholds below, each with its reason
 2. `event_loop_lag_p95_ms > 100` — the player's main thread;
 3. `max(server_cpu_s, emulator_cpu_s) / cpu_window_s ≥ 0.95` — a single-threaded process;
 4. `(browser_cpu_s + server_cpu_s + emulator_cpu_s) / (cpu_window_s × host_cpus) ≥ 0.95` — the host;
-5. `loadavg_start ≥ 1.5 × host_cpus` — other load on the host when the run began.
+5. `loadavg_start ≥ 1.5 × host_cpus` — other load on the host when the run began;
+6. `emulator_late_share ≥ 5 %` — the host stalled: the emulator's timers fired late (> 1 ms)
+   over that share of the run, which no load average shows (a hypervisor holding the VM).
 
 A condition whose inputs are missing (NULL) is not evaluated; with none evaluable the flag is
 unknown (NULL), as for runs stored before these columns existed.
@@ -38,6 +40,10 @@ HOST_CPU_FRACTION = 0.95
 # 50 % more runnable threads than cores at the start: something else competed (the previous
 # run of this harness leaves at most about one per core in the 1-minute average).
 LOAD_PER_CPU = 1.5
+# A stall holds every process, then the sender's catch-up burst queues at the bottleneck. Once
+# 5 % of the run was stalled, a p95 delay can be the host's alone, and a player lost that
+# share of its delivery to the host, which is about its headroom at 1.1 x the bitrate.
+HOST_STALL_SHARE = 0.05
 
 
 class RunValues(Protocol):
@@ -113,5 +119,11 @@ def starvation(run: RunValues) -> Starvation:
         evaluated = True
         if load >= LOAD_PER_CPU * cpus:
             reasons.append(f"load {load:.2f} at start on {cpus:.0f} CPUs")
+
+    stalled = _number(run, "emulator_late_share")
+    if stalled is not None:
+        evaluated = True
+        if stalled >= HOST_STALL_SHARE:
+            reasons.append(f"host stalled {100 * stalled:.1f} % of the run (emulator timers late)")
 
     return Starvation(bool(reasons) if evaluated else None, tuple(reasons))

@@ -23,6 +23,7 @@ from pccstream.cli_conventions import (
     add_cc,
     add_json,
     add_log_dir,
+    add_max_load,
     add_scenario,
     add_seed,
     progress_to_stderr,
@@ -71,6 +72,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         metavar="BYTES",
         help="the server's largest UDP payload (default %(default)s; 1452: Ethernet-sized)",
     )
+    add_max_load(transfer)
     add_json(transfer)
     transfer.set_defaults(func=_transfer)
     _register_leaderboard(commands)
@@ -100,6 +102,8 @@ def _transfer(args: argparse.Namespace) -> int:
         log_dir=args.log_dir,
         realtime_endpoints=args.realtime_endpoints,
         datagram_size=check_max_datagram_size(args.datagram_size, "--datagram-size"),
+        max_load=args.max_load,
+        max_load_wait_s=args.max_load_wait,
     )
     result = run_transfer_sync(settings, progress_to_stderr)
     print(json.dumps(result, indent=2) if args.json else format_transfer(result))
@@ -134,6 +138,12 @@ def format_transfer(result: dict[str, Any]) -> str:
         f"{result['flows']} flow(s) per arm{' competing' if result['compete'] else ''} "
         "(medians over runs; --json for every run)"
     ]
+    for label, arm in result["arms"].items():
+        starved = arm.get("starved_runs") or []
+        if starved:
+            counted = "the others" if arm["median_runs"] < len(arm["runs"]) else "all runs"
+            out.append(f"{label}: run(s) {', '.join(str(r + 1) for r in starved)} CPU-starved "
+                       f"(--json: cpu_starved_reason); medians over {counted}")
     for n, line in enumerate(lines):
         out.append("| " + " | ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)) + " |")
         if n == 0:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import random
 import tempfile
 import time
@@ -20,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pccstream.ab.experiment import wait_for_load
+from pccstream.ab.starvation import starvation
 from pccstream.bench.stats import convergence_time
 from pccstream.cc.base import DEFAULT_MAX_DATAGRAM_SIZE
 from pccstream.cc.registry import create_controller
@@ -78,6 +81,8 @@ class TransferSettings:
     outstanding: int = 4  # requests in flight per flow, so the sender is never app-limited
     log_dir: Path | None = None
     realtime_endpoints: bool = True  # client and server via `endpoint_priority`
+    max_load: float | None = None  # before each run, wait until the 1-minute load is at most
+    max_load_wait_s: float = 600.0
     datagram_size: int = DEFAULT_MAX_DATAGRAM_SIZE  # the server's largest UDP payload
 
 
@@ -152,6 +157,7 @@ async def _one_run(
         realtime=True,
     )
     records: list[_FlowRecord] = []
+    load_start = os.getloadavg()[0]
     try:
         port = await emulator.start()
         cpu_before = server.cpu_seconds()
@@ -178,8 +184,15 @@ async def _one_run(
             path = log_path.with_name(f"{log_path.stem}-flow{i}.telemetry.jsonl")
             with path.open("w") as out:
                 out.writelines(json.dumps(r) + "\n" for r in record.telemetry)
-    return {**_summarize_run(settings, run, records, link, cpu_s, wall_s),
-            "emulator_timer_lateness": lateness}
+    outcome = {
+        **_summarize_run(settings, run, records, link, cpu_s, wall_s),
+        "loadavg_start": round(load_start, 2),
+        "host_cpus": os.cpu_count(),
+        "cpu_window_s": round(wall_s, 3),
+        "emulator_late_share": (lateness or {}).get("stalled_share"),
+        "emulator_timer_lateness": lateness,
+    }
+    return {**outcome, **starvation(outcome).columns()}
 
 
 def _summarize_run(
@@ -272,6 +285,11 @@ async def run_transfer(
             for group in order:
                 label = "+".join(arm.label for arm in group)
                 where = f"{settings.scenario} for {settings.duration_s:g} s"
+                if settings.max_load is not None:
+                    waited = await wait_for_load(settings.max_load, settings.max_load_wait_s)
+                    if waited > 0:
+                        progress(f"  waited {waited:.0f} s for the load to fall to "
+                                 f"{settings.max_load:g}")
                 progress(f"run {run + 1}/{settings.runs}: {label} on {where}")
                 log_path = log_dir / f"run{run}-{label.replace(':', '_')}.log"
                 outcome = await _one_run(settings, group, run, media, log_path)
@@ -281,6 +299,8 @@ async def run_transfer(
                     f"  throughput {_fmt(outcome['throughput_mbps'])} Mbit/s, utilization "
                     f"{_fmt(outcome['utilization'])}, p95 RTT {_fmt(outcome['rtt_p95_ms'])} ms, "
                     f"loss {_fmt(outcome['loss_rate'])}{_lateness(outcome)}"
+                    + (f" CPU-STARVED ({outcome['cpu_starved_reason']})"
+                       if outcome["cpu_starved"] else "")
                 )
     return {
         "benchmark": "transfer",
@@ -293,13 +313,21 @@ async def run_transfer(
         "compete": settings.compete,
         "realtime_endpoints": settings.realtime_endpoints,
         "datagram_size": settings.datagram_size,
-        "arms": {
-            label: {
-                "median": {key: median([r[key] for r in runs]) for key in MEDIAN_KEYS},
-                "runs": runs,
-            }
-            for label, runs in results.items()
-        },
+        "arms": {label: summarize_arm(runs) for label, runs in results.items()},
+    }
+
+
+def summarize_arm(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """An arm's runs with their medians: over the runs not CPU-starved, or over all of them
+    when every run was (`median_runs` says which)."""
+    starved = [r["run"] for r in runs if r.get("cpu_starved")]
+    counted = [r for r in runs if not r.get("cpu_starved")] or runs
+    return {
+        "median": {key: median([r[key] for r in counted]) for key in MEDIAN_KEYS},
+        "median_runs": len(counted),
+        "starved_runs": starved,
+        "median_all_runs": {key: median([r[key] for r in runs]) for key in MEDIAN_KEYS},
+        "runs": runs,
     }
 
 

@@ -203,7 +203,8 @@ def test_cpu_starved_runs_are_counted_flagged_and_left_out(tmp_path: Path):
 def test_no_starvation_warning_without_flags(page: str, store: Store):
     assert "CPU-starved (" not in page
     view = ExperimentView(store, store.experiment(DESIGN.experiment_id))  # type: ignore[arg-type]
-    assert view.starved_runs("vivace") is None  # the fake records carry no CPU health
+    # The fake records' only health input is the emulator's lateness (1-2 %): healthy.
+    assert view.starved_runs("vivace") == 0
     assert view.starvation_warning() is None
 
 

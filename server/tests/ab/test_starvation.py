@@ -6,6 +6,7 @@ from pccstream.ab.starvation import (
     DROPPED_FRAME_FRACTION,
     EVENT_LOOP_LAG_P95_MS,
     HOST_CPU_FRACTION,
+    HOST_STALL_SHARE,
     LOAD_PER_CPU,
     PROCESS_CORE_FRACTION,
     starvation,
@@ -22,6 +23,7 @@ HEALTHY = {
     "cpu_window_s": 64.0,
     "loadavg_start": 1.2,
     "host_cpus": 2,
+    "emulator_late_share": 0.012,
 }
 
 
@@ -40,6 +42,7 @@ def test_a_healthy_run_is_not_starved():
         ({"emulator_cpu_s": 63.0, "browser_cpu_s": 10.0}, "emulator 0.98 core"),
         ({"browser_cpu_s": 0.95 * 128 - 35}, "host 95 % busy"),
         ({"loadavg_start": 3.0}, "load 3.00 at start on 2 CPUs"),
+        ({"emulator_late_share": 0.0598}, "host stalled 6.0 % of the run (emulator timers late)"),
     ],
 )
 def test_each_condition_alone_flags_the_run(change, reason):
@@ -55,6 +58,9 @@ def test_thresholds_are_the_documented_ones():
     assert starvation({**HEALTHY, "dropped_frames": 18.0}).starved is False
     assert starvation({**HEALTHY, "event_loop_lag_p95_ms": 100.0}).starved is False
     assert starvation({**HEALTHY, "loadavg_start": 2.99}).starved is False
+    assert HOST_STALL_SHARE == 0.05
+    assert starvation({**HEALTHY, "emulator_late_share": 0.0499}).starved is False
+    assert starvation({**HEALTHY, "emulator_late_share": 0.05}).starved is True
 
 
 def test_reasons_accumulate():
