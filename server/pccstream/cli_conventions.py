@@ -267,7 +267,7 @@ def add_max_load(parser: argparse.ArgumentParser) -> None:
         type=_positive_type("--max-load", "a load average"),
         metavar="L",
         help="before each run, wait (up to --max-load-wait) until the 1-minute load average "
-        "is at most L; the load at each run's start is recorded",
+        "is at most L; the wait and the load at each run's start are recorded",
     )
     parser.add_argument(
         "--max-load-wait",

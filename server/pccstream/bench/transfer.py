@@ -285,6 +285,7 @@ async def run_transfer(
             for group in order:
                 label = "+".join(arm.label for arm in group)
                 where = f"{settings.scenario} for {settings.duration_s:g} s"
+                waited = 0.0
                 if settings.max_load is not None:
                     waited = await wait_for_load(settings.max_load, settings.max_load_wait_s)
                     if waited > 0:
@@ -294,6 +295,7 @@ async def run_transfer(
                 log_path = log_dir / f"run{run}-{label.replace(':', '_')}.log"
                 outcome = await _one_run(settings, group, run, media, log_path)
                 outcome["log"] = str(log_path) if settings.log_dir else None
+                outcome["load_wait_s"] = waited
                 results.setdefault(label, []).append(outcome)
                 progress(
                     f"  throughput {_fmt(outcome['throughput_mbps'])} Mbit/s, utilization "
