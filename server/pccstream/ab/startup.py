@@ -30,7 +30,7 @@ from typing import Any
 
 from pccstream.ab.design import NO_EMULATOR
 from pccstream.ab.stats import bootstrap_ci
-from pccstream.ab.store import telemetry
+from pccstream.ab.store import telemetry_sessions
 
 # The issue's bounds: startup ≤ 2 × RTT + 400 ms on an emulated link, ≤ 600 ms on loopback.
 BUDGET_RTTS = 2
@@ -40,17 +40,18 @@ LOOPBACK_BUDGET_MS = 600.0
 STARTUP_WINDOW_MS = 2000.0
 
 
-def startup_rtt_ms(records: list[Any], window_ms: float | None = None) -> float | None:
-    """The smallest min_rtt_ms of the first viewer's `sample` records within `window_ms` of
-    the session start (STARTUP_WINDOW_MS when None), or of its first sample with an RTT when
-    none is that early."""
-    viewer = records[0] if records and isinstance(records[0], list) else records
+def startup_rtt_ms(sessions: list[list[dict[str, Any]]],
+                   window_ms: float | None = None) -> float | None:
+    """The smallest min_rtt_ms of the first viewer's `sample` records (`sessions` as
+    `store.telemetry_sessions` gives them) within `window_ms` of the session start
+    (STARTUP_WINDOW_MS when None), or of its first sample with an RTT when none is that early."""
+    if not sessions:
+        return None
     window = STARTUP_WINDOW_MS if window_ms is None else window_ms
     samples = [
         (float(r.get("t_ms", 0)), float(r["min_rtt_ms"]))
-        for r in viewer
-        if isinstance(r, dict)
-        and r.get("type") == "sample"
+        for r in sessions[0]
+        if r.get("type") == "sample"
         and isinstance(r.get("min_rtt_ms"), int | float)
         and r["min_rtt_ms"] > 0
     ]
@@ -101,7 +102,7 @@ def summarize_db(path: Path, name: str | None = None) -> list[dict[str, Any]]:
         for run in runs:
             config = json.loads(run["config_json"])
             startup = run["startup_delay_ms"]
-            rtt = startup_rtt_ms(telemetry(run), startup)
+            rtt = startup_rtt_ms(telemetry_sessions(run), startup)
             phases = startup_phases(json.loads(run["viewers_json"] or "[]"))
             if design["scenario"] == NO_EMULATOR:
                 budget: float | None = LOOPBACK_BUDGET_MS
