@@ -47,8 +47,17 @@ class ControllerCongestionControl(QuicCongestionControl):
         first = self._first_packet.get(packet.epoch)
         return first is not None and packet.packet_number >= first
 
+    # Read live, not copied at events: a controller's window may grow with time alone
+    # (`Controller.window_opens_at`), and aioquic reads it when the pacer's wake comes.
+    @property
+    def congestion_window(self) -> int:  # pyright: ignore[reportIncompatibleVariableOverride]
+        return self.controller.congestion_window
+
+    @congestion_window.setter
+    def congestion_window(self, value: int) -> None:  # pyright: ignore[reportIncompatibleVariableOverride]
+        """aioquic's constructor sets its initial window; the controller's is in force."""
+
     def _sync(self) -> None:
-        self.congestion_window = self.controller.congestion_window
         self.ssthresh = self.controller.ssthresh
 
     def on_packet_sent(self, *, packet: QuicSentPacket) -> None:
@@ -117,7 +126,13 @@ class ControllerPacer(QuicPacketPacer):
 
     # aioquic annotates `float` but returns None when no wait is needed; we pass it through.
     def next_send_time(self, now: float) -> float:
-        return self.pacing.next_send_time(now)  # type: ignore[return-value]
+        paced = self.pacing.next_send_time(now)
+        # A window that will open with time alone (no ACK coming) needs a wake, which only
+        # the pacer's time gives aioquic.
+        opens = self.pacing.controller.window_opens_at()
+        if opens is not None:
+            return opens if paced is None else max(paced, opens)
+        return paced  # type: ignore[return-value]
 
     def update_after_send(self, now: float) -> None:
         self.pacing.update_after_send(now)
@@ -142,7 +157,8 @@ QLOG_EVENT_NAMES = {"mi": "pcc_monitor_interval", "sprout": "sprout_forecast",
 
 def install_controller(connection: QuicConnection, controller: Controller, *,
                        on_event: Callable[[dict[str, Any]], None] | None = None,
-                       t0: float | None = None) -> None:
+                       t0: float | None = None,
+                       clock: Callable[[], float] | None = None) -> None:
     """Make `controller` drive `connection`'s congestion window and pacing.
 
     `on_event` receives the controller's events: one dict per finished PCC monitor
@@ -150,11 +166,14 @@ def install_controller(connection: QuicConnection, controller: Controller, *,
     same dict is logged to the connection's qlog (`QLOG_EVENT_NAMES`). `t_ms` in
     events is relative to `t0` (a time on the connection's clock, i.e. the `now` passed to
     aioquic), or to the first packet this controller sends when `t0` is None.
+    `clock` is the connection's clock (asyncio's `loop.time`), which a controller whose
+    window grows with time alone reads; without it such a window grows only at events.
     Calling it again replaces the previous controller (bytes in flight carry over).
     """
     recovery = internals.recovery_of(connection)
     mss = internals.max_datagram_size(connection)
     controller.bind(max_datagram_size=mss, now=t0)
+    controller.clock = clock
     _copy_rtt(recovery, controller)
 
     def sink(event: dict[str, Any]) -> None:

@@ -71,6 +71,9 @@ class Controller(abc.ABC):
         self.bytes_sent = 0
         self.bytes_acked = 0
         self.bytes_lost = 0
+        # The connection's clock (the `now` its events carry), for a window that grows with
+        # time alone; None where the caller drives time only through events.
+        self.clock: Callable[[], float] | None = None
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -135,6 +138,12 @@ class Controller(abc.ABC):
         in_slow_start = ssthresh is None or self.congestion_window < ssthresh
         gain = WINDOW_PACING_GAIN_SLOW_START if in_slow_start else WINDOW_PACING_GAIN
         return gain * self.congestion_window / smoothed_rtt
+
+    def window_opens_at(self) -> float | None:
+        """When a window that grows with time alone next has room for a packet; None when
+        it has room now or only an ACK can open it. The sender wakes then, as it would for
+        the pacer, instead of waiting for the next ACK."""
+        return None
 
     def delivery_rate(self) -> float:
         """Recent delivered bytes per second (0 when unknown)."""

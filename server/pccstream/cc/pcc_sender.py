@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from .ack_silence import AckSilences
 from .base import Controller, SentPacket
 from .monitor_interval import MiResult, MonitorInterval, MonitorIntervalQueue
 from .pacing import PacerParams
@@ -153,6 +154,27 @@ class PccParams(PacerParams):
         "`vivace-lte` with bdp_cap_gain=1.25 and bdp_cap_clump_bdps=1 (real stack, 3 runs: "
         "p95 signal delay -12 % on Verizon-LTE-short, -13 % on T-Mobile-LTE-short, -5 % on "
         "AT&T-2016, throughput -4 to -5 %; docs/cc.md, session 35; off: the sum)")
+    bdp_cap_hold_gain: float = param(
+        0.0, "with bdp_cap_gain, while no ACK has come for more than bdp_cap_hold_grace min "
+        "RTTs the window bound grows by this share of the receive rate for every second "
+        "of the silence: a cellular uplink holds ACKs for up to seconds while the downlink "
+        "keeps delivering, and a window-bound sender falls silent with them, which the "
+        "signal delay counts in full (link model, AT&T-LTE-driving: a 0.3 Mbit/s pacer "
+        "scores 254 ms with an open window and 538 ms bound to 2 RTTs). A share of the "
+        "rate keeps packets reaching the receiver through a hold and queues only that "
+        "share of an outage that stops both directions (0 = off)", lo=0.0, hi=2.0)
+    bdp_cap_hold_grace: float = param(
+        1.0, "with bdp_cap_hold_gain, the ACK silence, in min RTTs, before the bound grows: "
+        "within it the ACKs of a bursty downlink are only late", lo=0.0, hi=100.0)
+    bdp_cap_hold_max_s: float = param(
+        4.0, "with bdp_cap_hold_gain, the longest silence the bound grows over, in "
+        "seconds: past it the path is out, not only its ACKs", lo=0.0, hi=60.0)
+    bdp_cap_hold_learn: float = param(
+        0.0, "with bdp_cap_hold_gain, the growth is scaled by the share of past silences "
+        "that were held ACKs (an EWMA with this weight per verdict, `ack_silence.py`): "
+        "packets sent in a silence come back with the released ACKs if the uplink held "
+        "them, and a backlog later after a downlink outage, where the growth only queued "
+        "(0 = off: every silence counts as held)", lo=0.0, hi=1.0)
     rtt_per_ack: bool = param(
         True, "one RTT sample per ACK frame (its largest newly acked packet, ACK delay "
         "removed) instead of one per packet: packets acknowledged together share one ACK "
@@ -212,6 +234,7 @@ class PccSender(Controller):
         self._undo_deadline = 0.0
         self.timeouts_undone = 0
         self._receive = ReceiveRate(outage_gap=params.receive_outage_gap)
+        self.ack_silences = AckSilences(weight=params.bdp_cap_hold_learn)
         self.ack_delay = 0.0  # smoothed ACK delay the peer reported (seconds)
         # MI timeouts since the last ACK, and the rate before the first (on_path_returned).
         self.silent_timeouts = 0
@@ -276,22 +299,74 @@ class PccSender(Controller):
 
     @property
     def congestion_window(self) -> int:
-        srtt = self.rtt_stats.srtt_or_initial()
-        rate = max(self.rate, self._mi_rate)
-        window = self.params.cwnd_gain * rate * srtt
-        if self.params.bdp_cap_gain > 0 and self._receive.rate > 0:
-            min_rtt = self.rtt_stats.min_rtt_or(srtt)
-            # Data the receiver holds unacknowledged is delivered yet still in flight: without
-            # that allowance a slow sender, whose every other packet waits for the delayed
-            # ACK, stays below the rate it measures and never grows.
-            p, rate = self.params, self._receive.rate
-            bdp = rate * min_rtt
-            room = (p.bdp_cap_gain - 1) * bdp
-            if p.bdp_cap_ack_aggregation and not self._queue_stands(min_rtt):
-                clump = min(self._receive.aggregation, p.bdp_cap_clump_bdps * bdp)
-                room = max(room, clump) if p.bdp_cap_shared_margin else room + clump
-            window = min(window, bdp + room + rate * self.ack_delay)
+        window, bound = self._window_and_bound()
+        if bound is not None and bound < window:
+            window = bound + self._receive.rate * self._hold_credit_s()
         return max(int(window), self.params.min_cwnd_packets * self.max_datagram_size)
+
+    def _window_and_bound(self) -> tuple[float, float | None]:
+        """The window at the rate, and the cellular bound on it (None: no bound)."""
+        srtt = self.rtt_stats.srtt_or_initial()
+        window = self.params.cwnd_gain * max(self.rate, self._mi_rate) * srtt
+        if self.params.bdp_cap_gain <= 0 or self._receive.rate <= 0:
+            return window, None
+        min_rtt = self.rtt_stats.min_rtt_or(srtt)
+        # Data the receiver holds unacknowledged is delivered yet still in flight: without
+        # that allowance a slow sender, whose every other packet waits for the delayed
+        # ACK, stays below the rate it measures and never grows.
+        p, rate = self.params, self._receive.rate
+        bdp = rate * min_rtt
+        room = (p.bdp_cap_gain - 1) * bdp
+        if p.bdp_cap_ack_aggregation and not self._queue_stands(min_rtt):
+            clump = min(self._receive.aggregation, p.bdp_cap_clump_bdps * bdp)
+            room = max(room, clump) if p.bdp_cap_shared_margin else room + clump
+        return window, bdp + room + rate * self.ack_delay
+
+    def _hold_silence_start(self) -> float | None:
+        """bdp_cap_hold_gain: when the bound begins to grow in the current ACK silence
+        (None: off, or no ACK yet)."""
+        if self.params.bdp_cap_hold_gain <= 0 or self.clock is None:
+            return None
+        return self.ack_silences.silence_start(self._hold_grace_s())
+
+    def _hold_grace_s(self) -> float:
+        min_rtt = self.rtt_stats.min_rtt_or(self.rtt_stats.srtt_or_initial())
+        return self.params.bdp_cap_hold_grace * min_rtt
+
+    def _hold_gain(self) -> float:
+        """The bound's growth, in receive rate per second of silence."""
+        p = self.params
+        return p.bdp_cap_hold_gain * (self.ack_silences.hold_share if p.bdp_cap_hold_learn
+                                      else 1.0)
+
+    def _hold_credit_s(self) -> float:
+        """Seconds of receive rate the bound has grown by in the current ACK silence."""
+        start = self._hold_silence_start()
+        if start is None or self.clock is None:
+            return 0.0
+        silence = min(self.clock() - start, self.params.bdp_cap_hold_max_s)
+        return self._hold_gain() * max(0.0, silence)
+
+    def window_opens_at(self) -> float | None:
+        start = self._hold_silence_start()
+        window, bound = self._window_and_bound()
+        if start is None or bound is None or self.clock is None:
+            return None
+        needed = self.bytes_in_flight + self.max_datagram_size
+        # The grown bound may pass the rate's safety window (the 4 s limit bounds it), but
+        # the wake stops there: past it only a PTO probe or an ACK sends (as measured in
+        # session 47).
+        if needed <= self.congestion_window or needed > window:
+            return None
+        # The bound grows at hold_gain x the receive rate; a microsecond more keeps a wake
+        # at exactly that time from finding the window a rounding error short.
+        rate = self._receive.rate * self._hold_gain()
+        if rate <= 0:
+            return None
+        opens = start + (needed - bound) / rate + 1e-6
+        if opens > start + self.params.bdp_cap_hold_max_s:
+            return None  # past the credit's limit: only an ACK opens it
+        return max(opens, self.clock() + 1e-6)
 
     def _queue_stands(self, min_rtt: float) -> bool:
         """bdp_cap_standing_queue: the last MI's smallest RTT sample stood above the queue
@@ -305,11 +380,18 @@ class PccSender(Controller):
         return self.last_result.delivery_rate if self.last_result is not None else 0.0
 
     def log_data(self) -> dict[str, Any]:
-        return {"pacing_rate": int(self._mi_rate * 8), "pcc_state": self.state}
+        data: dict[str, Any] = {"pacing_rate": int(self._mi_rate * 8), "pcc_state": self.state}
+        if self.params.bdp_cap_hold_gain > 0:
+            silences = self.ack_silences
+            data.update(ack_silences_held=silences.holds, ack_silences_out=silences.outages,
+                        ack_silence_hold_share=round(silences.hold_share, 3))
+        return data
 
     def on_packet_sent(self, now: float, packet: SentPacket) -> None:
         super().on_packet_sent(now, packet)
         sent_time = packet.sent_time if packet.sent_time is not None else now
+        if self.params.bdp_cap_hold_gain > 0:
+            self.ack_silences.on_sent(sent_time, self._hold_grace_s())
         self._flush_acks()
         # First settle an MI whose time ran out while the application was idle: its packets
         # may all be acked already, and it must not look overdue.
@@ -325,6 +407,7 @@ class PccSender(Controller):
         if self.silent_timeouts:
             self._on_feedback_after_silence(now)
         if self.params.bdp_cap_gain > 0:
+            self.ack_silences.on_acked(now, packet.sent_time, self.rtt_stats.min_rtt_or(0.0))
             self._receive.min_gap = self.rtt_stats.min_rtt_or(0.0)
             if self._receive.min_gap > 0:
                 self._receive.aggregation_window = 10 * self._receive.min_gap

@@ -107,13 +107,17 @@ _CONTROLLERS: dict[str, ControllerInfo] = {
         # capacity comes back to; and no overshoot reuse, because capacity swings raise the
         # RTT gradient without any overshoot. A shaped uplink holds ACKs for seconds: its
         # gaps stay out of the receive rate (docs/cc.md, "Cellular profile", session 35).
+        # While it holds them the downlink may still deliver: the bound grows by a share of
+        # the receive rate through an ACK silence, scaled by how many past silences turned
+        # out to be held ACKs rather than outages (session 47).
         _pcc("vivace-lte", "PCC Vivace, cellular profile: window <= receive rate x min RTT "
-             "+ the larger of a quarter of that and the ACK clump, no MI timeouts, no "
-             "overshoot reuse", VivaceParams,
+             "+ the larger of a quarter of that and the ACK clump, growing through ACK "
+             "silences; no MI timeouts, no overshoot reuse", VivaceParams,
              {"bdp_cap_gain": 1.25, "mi_timeout_rtts": 0.0, "reuse_overshoot": False,
               "timeout_undo": False, "receive_outage_gap": 4.0,
               "bdp_cap_ack_aggregation": True, "bdp_cap_shared_margin": True,
-              "bdp_cap_clump_bdps": 1.0},
+              "bdp_cap_clump_bdps": 1.0, "bdp_cap_hold_gain": 0.25,
+              "bdp_cap_hold_learn": 0.25},
              _vivace),
         _pcc("allegro", "PCC Allegro, sigmoid loss utility (thesis 2.3)",
              AllegroParams, {}, _allegro),

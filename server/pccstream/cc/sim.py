@@ -237,6 +237,7 @@ class Simulator:
     def add_flow(self, controller: Controller, *, start: float = 0.0, stop: float | None = None,
                  mss: int = 1200, app: Callable[[float], bool] | None = None) -> Flow:
         flow = Flow(len(self.flows), controller, start=start, stop=stop, mss=mss, app=app)
+        controller.clock = lambda: self.now
         self.flows.append(flow)
         self._schedule(start, "send", flow.index)
         self._schedule(start + self._tick, "tick", flow.index)
@@ -291,7 +292,10 @@ class Simulator:
                 return
             probe = flow.probe_allowed
             if not probe and flow.bytes_in_flight + flow.mss > ctrl.congestion_window:
-                return  # an ACK or loss will call us again
+                opens = ctrl.window_opens_at()
+                if opens is not None:
+                    self._wake(flow, opens)
+                return  # otherwise an ACK or loss will call us again
             interval = self._pacing_interval(flow)
             quantum = self.pacing_quantum
             if not probe and now < flow.next_send_at - 1e-12:

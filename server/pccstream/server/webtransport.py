@@ -299,7 +299,8 @@ class StreamingProtocol(QuicConnectionProtocol):
             vod_manifest=wanted.vod_manifest,
         )
         # MI events and samples share the session's clock: t_ms = 0 at session start.
-        install_controller(quic, controller, on_event=session.publish, t0=session.t0)
+        install_controller(quic, controller, on_event=session.publish, t0=session.t0,
+                           clock=self._loop.time)
         self._sessions[event.stream_id] = session
         self._respond(event.stream_id, 200, None, end=False)
         session.start()

@@ -16,6 +16,7 @@ from pccstream.cc.aioquic_integration import (
     installed_controller,
 )
 from pccstream.cc.base import Controller
+from pccstream.cc.fixed_window import FixedWindow, FixedWindowParams
 from pccstream.cc.pcc_sender import PccSender
 
 from .cc_quic_pair import QuicPair
@@ -85,6 +86,39 @@ def test_pacing_follows_rate_changes_without_rtt_samples() -> None:
     pacer.next_send_time(pair.now)
     assert pacer.rate == 123_456.0
     assert pacer.pacing.packet_time == pytest.approx(1200 / 123_456.0)
+
+
+class _OpeningWindow(FixedWindow):
+    """A window that a test grows by hand and that says when it will open."""
+
+    def __init__(self) -> None:
+        self.extra = 0
+        self.opens: float | None = None
+        super().__init__(FixedWindowParams(window=10))
+
+    @property
+    def congestion_window(self) -> int:
+        return super().congestion_window + self.extra
+
+    def window_opens_at(self) -> float | None:
+        return self.opens
+
+
+def test_a_window_that_opens_with_time_is_read_live_and_woken_by_the_pacer() -> None:
+    """aioquic reads the window when it sends, not as copied at the last event, and the
+    pacer's time is the wake for a window that no ACK will open."""
+    pair = QuicPair()
+    controller = _OpeningWindow()
+    install_controller(pair.server, controller, clock=lambda: 42.0)
+    assert controller.clock is not None and controller.clock() == 42.0
+    before = pair.server._loss.congestion_window
+    controller.extra = 5000
+    assert pair.server._loss.congestion_window == before + 5000
+    pacer = pair.server._loss._pacer
+    controller.opens = pair.now + 0.25
+    assert pacer.next_send_time(pair.now) == pytest.approx(pair.now + 0.25)
+    controller.opens = None
+    assert pacer.next_send_time(pair.now) is None  # unpaced before an RTT sample
 
 
 def _record_packets(controller: Controller) -> tuple[set[object], set[object]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from pccstream.cc.ack_silence import AckSilences
 from pccstream.cc.fixed_window import FixedWindow, FixedWindowParams
 from pccstream.cc.receive_rate import ReceiveRate
 from pccstream.cc.registry import create_controller
@@ -270,3 +271,114 @@ def test_scenario_cellular_reports_mahimahis_signal_delay_for_a_sparse_sender() 
     r = scenario_cellular("fixed", trace, duration=10.0, params={"window": "1"})
     assert r.p95_signal_delay_ms <= 2
     assert 55 <= r.p95_mm_signal_delay_ms <= 66
+
+
+HOLD = {"bdp_cap_hold_learn": "0"}  # the growth alone, every silence counted as held
+NO_HOLD = {"bdp_cap_hold_gain": "0"}  # `vivace-lte` before session 47
+
+
+def _bound_vivace(params: dict[str, str], clock: list[float]) -> Vivace:
+    """`vivace-lte` at a 1 MB/s receive rate and a 40 ms min RTT, last ACK at 1.0 s, its
+    rate far above the bound (so the bound is what binds), on a clock the test moves."""
+    v = create_controller("vivace-lte", params, seed=1)
+    assert isinstance(v, Vivace)
+    v.clock = lambda: clock[0]
+    v.rtt_stats.set(latest=0.04, smoothed=0.04, variance=0.0, minimum=0.04)
+    v.rate = 10_000_000.0
+    for i in range(40):
+        v._receive.on_acked(i * 0.0012, 1200)
+    v.ack_silences.last_ack_at = 1.0
+    return v
+
+
+def test_the_bound_grows_with_an_ack_silence_at_a_share_of_the_receive_rate() -> None:
+    """bdp_cap_hold_gain: past the grace (a min RTT) the bound grows by gain x receive rate
+    per second of silence, up to bdp_cap_hold_max_s; an ACK ends the silence."""
+    clock = [1.0]
+    v = _bound_vivace(HOLD, clock)
+    rate = v._receive.rate
+    bound = v.congestion_window
+    clock[0] = 1.04  # within the grace
+    assert v.congestion_window == bound
+    clock[0] = 1.44
+    assert v.congestion_window == pytest.approx(bound + 0.25 * rate * 0.4, abs=2)
+    clock[0] = 9.0  # past the limit: 4 s of silence at most
+    assert v.congestion_window == pytest.approx(bound + 0.25 * rate * 4.0, abs=2)
+    v.ack_silences.last_ack_at = 9.0
+    assert v.congestion_window == bound
+
+
+def test_the_bound_does_not_grow_when_off_or_without_a_clock() -> None:
+    clock = [3.0]
+    assert (_bound_vivace(NO_HOLD, clock).congestion_window
+            == _bound_vivace(NO_HOLD, [1.0]).congestion_window)
+    v = _bound_vivace(HOLD, clock)
+    v.clock = None
+    assert v.congestion_window == _bound_vivace(HOLD, [1.0]).congestion_window
+
+
+def test_window_opens_at_says_when_the_silence_makes_room_for_a_packet() -> None:
+    clock = [1.0]
+    v = _bound_vivace(HOLD, clock)
+    bound = v.congestion_window
+    assert v.window_opens_at() is None  # room now
+    v.bytes_in_flight = bound  # full: one more packet needs 1200 B of growth
+    opens = v.window_opens_at()
+    assert opens == pytest.approx(1.04 + 1200 / (0.25 * v._receive.rate), abs=1e-5)
+    clock[0] = opens
+    assert v.bytes_in_flight + 1200 <= v.congestion_window
+    v.bytes_in_flight = bound + int(0.25 * v._receive.rate * 5.0)  # beyond 4 s of growth
+    assert v.window_opens_at() is None  # only an ACK opens that
+
+
+def _uplink_hold(params: dict[str, str], *, downlink_out: bool
+                 ) -> tuple[int, int, AckSilences]:
+    """`vivace-lte` on 12 Mbit/s whose uplink holds every ACK for 1 s (1.5-2.5 s), the
+    downlink delivering throughout or out for the same second: bytes reaching the
+    bottleneck in 1.7-2.5 s (past the bound's own room), and in the whole second; and the
+    sender's verdicts on its silences."""
+    down = _steps((1500, 1), (1000, 1000), (2000, 1)) if downlink_out else _steps((4500, 1))
+    up = _steps((1500, 1), (1000, 1000), (2000, 1))
+    sim = Simulator(Link(0.0, 0.040, 10**12, trace=down, up_trace=up), seed=1,
+                    receiver=Receiver(ack_every=2))
+    controller = create_controller("vivace-lte", params, seed=1)
+    assert isinstance(controller, Vivace)
+    flow = sim.add_flow(controller, mss=1200)
+    sim.run(4.5)
+    arrivals = [t for t, _ in flow.stats.queue_delays]
+    late = sum(1200 for t in arrivals if 1.7 <= t < 2.5)
+    queued = sum(1200 for t in arrivals if 1.5 <= t < 2.5)
+    return late, queued, controller.ack_silences
+
+
+RATE_12M = 12e6 / 8
+
+
+def test_a_held_uplink_no_longer_silences_the_sender() -> None:
+    """An uplink holding ACKs while the downlink delivers: the bound alone stops the sender
+    within its room (the PTO's two probes aside); with the growth it keeps sending at
+    about a quarter of the rate through the hold."""
+    silent, _, _ = _uplink_hold(NO_HOLD, downlink_out=False)
+    flowing, _, _ = _uplink_hold(HOLD, downlink_out=False)
+    assert silent <= 2 * 1200
+    assert 0.15 * RATE_12M * 0.8 < flowing < 0.3 * RATE_12M * 0.8
+
+
+def test_an_outage_of_both_directions_queues_only_the_share() -> None:
+    """The sender cannot tell a held uplink from an outage of the whole path: into an
+    outage it sends the bound's room and gain x rate x the silence past the grace, which
+    then waits at the bottleneck."""
+    _, queued, _ = _uplink_hold(HOLD, downlink_out=True)
+    room = 1.25 * RATE_12M * 0.040  # the bound's room above the delivered data, at most
+    assert queued <= room + 0.25 * RATE_12M * 1.0
+
+
+def test_the_sender_tells_a_held_uplink_from_an_outage_afterwards() -> None:
+    """bdp_cap_hold_learn: the held uplink's release brings back the ACKs of what the
+    growth sent; after the downlink's outage those come a backlog later, and the growth
+    is scaled down for the next silence."""
+    _, _, held = _uplink_hold({}, downlink_out=False)  # today's `vivace-lte`
+    _, _, out = _uplink_hold({}, downlink_out=True)
+    assert (held.holds, held.outages, held.hold_share) == (1, 0, 1.0)
+    assert (out.holds, out.outages) == (0, 1)
+    assert out.hold_share == pytest.approx(0.75)

@@ -1,0 +1,64 @@
+"""ACK silences: how long the ACKs have been silent, and what past silences turned out to be.
+
+A cellular uplink can hold ACKs for seconds while the downlink keeps delivering; a downlink
+outage silences the ACKs as well. While a silence lasts the sender cannot tell the two
+apart, but afterwards it can. An uplink that held the ACKs releases them together, so a
+packet sent during the silence is acknowledged within moments of the silence's end. After a
+downlink outage the bottleneck first delivers what queued before it, and the packets sent
+during the silence are acknowledged only after that backlog, about a window later, or not at
+all.
+"""
+
+from __future__ import annotations
+
+# After the silence ends, a packet sent during it acknowledged within this many min RTTs
+# came back with the released ACKs: the uplink held them.
+RELEASE_RTTS = 0.5
+
+
+class AckSilences:
+    """The current ACK silence, and the share of past ones that were held ACKs."""
+
+    def __init__(self, *, weight: float) -> None:
+        self.weight = weight  # of each verdict in `hold_share`
+        self.last_ack_at: float | None = None
+        self.hold_share = 1.0  # the first silences are given the benefit of the doubt
+        self.holds = 0
+        self.outages = 0
+        self._first_sent: float | None = None  # first packet sent past the grace
+        self._judging: tuple[float, float] | None = None  # (that packet, the silence's end)
+
+    def silence_start(self, grace_s: float) -> float | None:
+        """When the current silence's grace ends (None before the first ACK)."""
+        return None if self.last_ack_at is None else self.last_ack_at + grace_s
+
+    def on_sent(self, sent_time: float, grace_s: float) -> None:
+        start = self.silence_start(grace_s)
+        if self._first_sent is None and start is not None and sent_time >= start:
+            self._first_sent = sent_time
+
+    def on_acked(self, now: float, sent_time: float | None, min_rtt: float) -> None:
+        """Every acknowledged packet, in order, with its ACK's arrival time."""
+        if self._judging is not None:
+            first, end = self._judging
+            if now - end > RELEASE_RTTS * min_rtt:
+                self._verdict(held=False)
+            elif sent_time is not None and sent_time >= first:
+                self._verdict(held=True)
+        if now != self.last_ack_at:
+            # A silence is judged only when its first packet past the grace went out at
+            # least a min RTT before it ended: an uplink that held that packet's ACK then
+            # releases it with the others.
+            first = self._first_sent
+            if self._judging is None and first is not None and now - first >= min_rtt:
+                self._judging = (first, now)
+            self._first_sent = None
+        self.last_ack_at = now
+
+    def _verdict(self, *, held: bool) -> None:
+        self._judging = None
+        if held:
+            self.holds += 1
+        else:
+            self.outages += 1
+        self.hold_share += self.weight * (float(held) - self.hold_share)
