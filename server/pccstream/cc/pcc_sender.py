@@ -300,8 +300,14 @@ class PccSender(Controller):
     @property
     def congestion_window(self) -> int:
         window, bound = self._window_and_bound()
+        return self._window_in_force(window, bound, self._hold_silence_start())
+
+    def _window_in_force(self, window: float, bound: float | None,
+                         silence_start: float | None) -> int:
+        """The rate's window under the cellular bound, the bound grown through the current
+        ACK silence, and the floor."""
         if bound is not None and bound < window:
-            window = bound + self._receive.rate * self._hold_credit_s()
+            window = bound + self._receive.rate * self._hold_credit_s(silence_start)
         return max(int(window), self.params.min_cwnd_packets * self.max_datagram_size)
 
     def _window_and_bound(self) -> tuple[float, float | None]:
@@ -339,9 +345,9 @@ class PccSender(Controller):
         return p.bdp_cap_hold_gain * (self.ack_silences.hold_share if p.bdp_cap_hold_learn
                                       else 1.0)
 
-    def _hold_credit_s(self) -> float:
-        """Seconds of receive rate the bound has grown by in the current ACK silence."""
-        start = self._hold_silence_start()
+    def _hold_credit_s(self, start: float | None) -> float:
+        """Seconds of receive rate the bound has grown by in the ACK silence whose growth
+        began at `start`."""
         if start is None or self.clock is None:
             return 0.0
         silence = min(self.clock() - start, self.params.bdp_cap_hold_max_s)
@@ -356,7 +362,7 @@ class PccSender(Controller):
         # The grown bound may pass the rate's safety window (the 4 s limit bounds it), but
         # the wake stops there: past it only a PTO probe or an ACK sends (as measured in
         # session 47).
-        if needed <= self.congestion_window or needed > window:
+        if needed <= self._window_in_force(window, bound, start) or needed > window:
             return None
         # The bound grows at hold_gain x the receive rate; a microsecond more keeps a wake
         # at exactly that time from finding the window a rounding error short.
@@ -407,8 +413,9 @@ class PccSender(Controller):
         if self.silent_timeouts:
             self._on_feedback_after_silence(now)
         if self.params.bdp_cap_gain > 0:
-            self.ack_silences.on_acked(now, packet.sent_time, self.rtt_stats.min_rtt_or(0.0))
-            self._receive.min_gap = self.rtt_stats.min_rtt_or(0.0)
+            min_rtt = self.rtt_stats.min_rtt_or(0.0)
+            self.ack_silences.on_acked(now, packet.sent_time, min_rtt)
+            self._receive.min_gap = min_rtt
             if self._receive.min_gap > 0:
                 self._receive.aggregation_window = 10 * self._receive.min_gap
             self._receive.on_acked(now, packet.sent_bytes)
