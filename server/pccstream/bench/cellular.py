@@ -71,7 +71,16 @@ def evaluate(doc: dict[str, Any], profile: str = PROFILE,
         row["throughput_ok"] = row["throughput_ratio_vs_bbr"] >= THROUGHPUT_RATIO_MIN
     if ours and ewma and ours["power"] is not None and ewma["power"] is not None:
         row["power_ok"] = ours["power"] >= ewma["power"]
+    row["ack_silences"] = _silence_verdicts(doc, profile)
     return row
+
+
+def _silence_verdicts(doc: dict[str, Any], profile: str) -> list[dict[str, Any]]:
+    """Per run of `profile`, the ACK silences its sender judged held or out (runs whose
+    files predate the verdicts, or arms that do not judge them, give none)."""
+    runs = doc.get("arms", {}).get(profile, {}).get("runs", [])
+    flows = [run.get("ack_silences") for run in runs if isinstance(run, dict)]
+    return [verdicts[0] for verdicts in flows if verdicts and verdicts[0] is not None]
 
 
 def load_rows(directory: Path, profile: str = PROFILE) -> list[dict[str, Any]]:
@@ -104,7 +113,10 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     arms = sorted({a for r in rows for a in r["arms"]}, key=lambda a: (a != profile, a))
     head = "| trace | " + " | ".join(f"{a} Mbit/s @ p95 ms (power)" for a in arms)
     head += " | floor ms (/ BBR) | delay / BBR | thr / BBR | power ≥ ewma-bdp |"
-    lines = [head, "|" + " --- |" * (len(arms) + 5)]
+    verdicts = any(r.get("ack_silences") for r in rows)
+    if verdicts:
+        head += f" {profile}'s silences held/out (share) |"
+    lines = [head, "|" + " --- |" * (len(arms) + 5 + verdicts)]
     for r in rows:
         cells = []
         for a in arms:
@@ -116,9 +128,13 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         floor = _fmt(r.get("floor_ms"), ".0f")
         if r.get("floor_ratio_vs_bbr") is not None:
             floor += f" ({r['floor_ratio_vs_bbr']:.2f})"
-        lines.append(f"| {r['scenario']} | " + " | ".join(cells) + f" | {floor} | "
-                     + _check(r, "delay_ratio_vs_bbr", "delay_ok") + " | "
-                     + _check(r, "throughput_ratio_vs_bbr", "throughput_ok") + f" | {power} |")
+        line = (f"| {r['scenario']} | " + " | ".join(cells) + f" | {floor} | "
+                + _check(r, "delay_ratio_vs_bbr", "delay_ok") + " | "
+                + _check(r, "throughput_ratio_vs_bbr", "throughput_ok") + f" | {power} |")
+        if verdicts:
+            line += " " + (", ".join(f"{v['held']}/{v['out']} ({v['hold_share']:.2f})"
+                                     for v in r.get("ack_silences") or []) or "—") + " |"
+        lines.append(line)
     return "\n".join(lines)
 
 

@@ -244,7 +244,21 @@ def _summarize_run(
         "server_cpu_s_per_gb": round(cpu_s / (total_bytes / 1e9), 2) if total_bytes else None,
         "client_goodput_mbps": round(total_bytes * 8 / wall_s / 1e6, 4) if wall_s > 0 else None,
         "errors": [e for r in records for e in r.errors],
+        "ack_silences": _ack_silences(records),
     }
+
+
+def _ack_silences(records: list[_FlowRecord]) -> list[dict[str, Any] | None] | None:
+    """Per flow, the ACK silences its controller judged held or out by the end (`vivace-lte`;
+    None when no flow's controller judges them)."""
+    verdicts: list[dict[str, Any] | None] = []
+    for record in records:
+        last = next((r for r in reversed(record.telemetry)
+                     if r.get("type") == "sample" and "ack_silences_held" in r), None)
+        verdicts.append(None if last is None else {
+            "held": last["ack_silences_held"], "out": last["ack_silences_out"],
+            "hold_share": last.get("ack_silence_hold_share")})
+    return verdicts if any(v is not None for v in verdicts) else None
 
 
 def _rebin(series: list[float], factor: int) -> list[float]:

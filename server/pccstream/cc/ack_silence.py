@@ -14,19 +14,29 @@ from __future__ import annotations
 # After the silence ends, a packet sent during it acknowledged within this many min RTTs
 # came back with the released ACKs: the uplink held them.
 RELEASE_RTTS = 0.5
+# With queue_rtts: the share of the silence's growth (as queueing time) the first packet
+# after it may wait before the growth is judged to have queued.
+QUEUE_GROWTH_SHARE = 0.5
 
 
 class AckSilences:
     """The current ACK silence, and the share of past ones that were held ACKs."""
 
-    def __init__(self, *, weight: float) -> None:
+    def __init__(self, *, weight: float, queue_rtts: float = 0.0) -> None:
         self.weight = weight  # of each verdict in `hold_share`
+        # > 0: a silence the release judged held counts as held only if the first packet
+        # sent after it came back within this many min RTTs above the min RTT. When the
+        # downlink returns before the uplink from an outage of both, the release test is
+        # fooled, but what was sent into the silence then queues ahead of that packet.
+        self.queue_rtts = queue_rtts
         self.last_ack_at: float | None = None
         self.hold_share = 1.0  # the first silences are given the benefit of the doubt
         self.holds = 0
         self.outages = 0
         self._first_sent: float | None = None  # first packet sent past the grace
         self._judging: tuple[float, float] | None = None  # (that packet, the silence's end)
+        self._queue_test_from: float | None = None  # the released silence's end (queue_rtts)
+        self._growth_s = 0.0  # the judged silence's growth, seconds of receive rate
 
     def silence_start(self, grace_s: float) -> float | None:
         """When the current silence's grace ends (None before the first ACK)."""
@@ -37,21 +47,33 @@ class AckSilences:
         if self._first_sent is None and start is not None and sent_time >= start:
             self._first_sent = sent_time
 
-    def on_acked(self, now: float, sent_time: float | None, min_rtt: float) -> None:
-        """Every acknowledged packet, in order, with its ACK's arrival time."""
+    def on_acked(self, now: float, sent_time: float | None, min_rtt: float,
+                 growth_s: float = 0.0) -> None:
+        """Every acknowledged packet, in order, with its ACK's arrival time, and the
+        window's growth (in seconds of receive rate) if this ACK ends a silence."""
+        after = self._queue_test_from
+        if after is not None and sent_time is not None and sent_time >= after:
+            self._queue_test_from = None
+            # What the growth sent into an outage queues about growth_s ahead of it.
+            allowed = max(self.queue_rtts * min_rtt, QUEUE_GROWTH_SHARE * self._growth_s)
+            self._verdict(held=now - sent_time - min_rtt <= allowed)
         if self._judging is not None:
             first, end = self._judging
             if now - end > RELEASE_RTTS * min_rtt:
                 self._verdict(held=False)
             elif sent_time is not None and sent_time >= first:
-                self._verdict(held=True)
+                if self.queue_rtts > 0:
+                    self._judging, self._queue_test_from = None, end
+                else:
+                    self._verdict(held=True)
         if now != self.last_ack_at:
             # A silence is judged only when its first packet past the grace went out at
             # least a min RTT before it ended: an uplink that held that packet's ACK then
             # releases it with the others.
             first = self._first_sent
-            if self._judging is None and first is not None and now - first >= min_rtt:
-                self._judging = (first, now)
+            if (self._judging is None and self._queue_test_from is None and first is not None
+                    and now - first >= min_rtt):
+                self._judging, self._growth_s = (first, now), growth_s
             self._first_sent = None
         self.last_ack_at = now
 

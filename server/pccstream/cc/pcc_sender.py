@@ -175,6 +175,16 @@ class PccParams(PacerParams):
         "packets sent in a silence come back with the released ACKs if the uplink held "
         "them, and a backlog later after a downlink outage, where the growth only queued "
         "(0 = off: every silence counts as held)", lo=0.0, hi=1.0)
+    bdp_cap_hold_queue_rtts: float = param(
+        0.0, "with bdp_cap_hold_learn, a silence whose release brought back what was sent "
+        "into it counts as held only if the first packet sent after it came back within "
+        "this many min RTTs above the min RTT: when the downlink returns from an outage of "
+        "both directions before the uplink does, the release looks like a hold, but what "
+        "the growth sent into the silence then queues ahead of that packet. Half the "
+        "silence's own growth (as queueing time) is allowed too. 4 in `vivace-lte`: above "
+        "the bound's room of at most a min RTT, with margin for an uplink that jitters "
+        "after a hold (link model: T-Mobile-UMTS 1960 -> 1747 ms, AT&T-LTE-driving "
+        "333 -> 354 ms; docs/cc.md, session 48; 0 = off)", lo=0.0, hi=100.0)
     rtt_per_ack: bool = param(
         True, "one RTT sample per ACK frame (its largest newly acked packet, ACK delay "
         "removed) instead of one per packet: packets acknowledged together share one ACK "
@@ -234,7 +244,8 @@ class PccSender(Controller):
         self._undo_deadline = 0.0
         self.timeouts_undone = 0
         self._receive = ReceiveRate(outage_gap=params.receive_outage_gap)
-        self.ack_silences = AckSilences(weight=params.bdp_cap_hold_learn)
+        self.ack_silences = AckSilences(weight=params.bdp_cap_hold_learn,
+                                        queue_rtts=params.bdp_cap_hold_queue_rtts)
         self.ack_delay = 0.0  # smoothed ACK delay the peer reported (seconds)
         # MI timeouts since the last ACK, and the rate before the first (on_path_returned).
         self.silent_timeouts = 0
@@ -345,6 +356,16 @@ class PccSender(Controller):
         return p.bdp_cap_hold_gain * (self.ack_silences.hold_share if p.bdp_cap_hold_learn
                                       else 1.0)
 
+    def _hold_growth_s(self, now: float) -> float:
+        """Seconds of receive rate the bound had grown by in the silence an ACK at `now`
+        ends (0 when off or within the grace)."""
+        if self.params.bdp_cap_hold_gain <= 0:
+            return 0.0
+        start = self.ack_silences.silence_start(self._hold_grace_s())
+        if start is None:
+            return 0.0
+        return self._hold_gain() * min(max(0.0, now - start), self.params.bdp_cap_hold_max_s)
+
     def _hold_credit_s(self, start: float | None) -> float:
         """Seconds of receive rate the bound has grown by in the ACK silence whose growth
         began at `start`."""
@@ -387,11 +408,18 @@ class PccSender(Controller):
 
     def log_data(self) -> dict[str, Any]:
         data: dict[str, Any] = {"pacing_rate": int(self._mi_rate * 8), "pcc_state": self.state}
-        if self.params.bdp_cap_hold_gain > 0:
-            silences = self.ack_silences
-            data.update(ack_silences_held=silences.holds, ack_silences_out=silences.outages,
-                        ack_silence_hold_share=round(silences.hold_share, 3))
-        return data
+        return {**data, **self._silence_verdicts()}
+
+    def telemetry_sample(self, now: float) -> dict[str, Any]:
+        return {**super().telemetry_sample(now), **self._silence_verdicts()}
+
+    def _silence_verdicts(self) -> dict[str, Any]:
+        """bdp_cap_hold_gain: the ACK silences judged so far (empty when off)."""
+        if self.params.bdp_cap_hold_gain <= 0:
+            return {}
+        silences = self.ack_silences
+        return {"ack_silences_held": silences.holds, "ack_silences_out": silences.outages,
+                "ack_silence_hold_share": round(silences.hold_share, 3)}
 
     def on_packet_sent(self, now: float, packet: SentPacket) -> None:
         super().on_packet_sent(now, packet)
@@ -414,7 +442,8 @@ class PccSender(Controller):
             self._on_feedback_after_silence(now)
         if self.params.bdp_cap_gain > 0:
             min_rtt = self.rtt_stats.min_rtt_or(0.0)
-            self.ack_silences.on_acked(now, packet.sent_time, min_rtt)
+            self.ack_silences.on_acked(now, packet.sent_time, min_rtt,
+                                       growth_s=self._hold_growth_s(now))
             self._receive.min_gap = min_rtt
             if self._receive.min_gap > 0:
                 self._receive.aggregation_window = 10 * self._receive.min_gap

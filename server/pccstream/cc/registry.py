@@ -109,7 +109,9 @@ _CONTROLLERS: dict[str, ControllerInfo] = {
         # gaps stay out of the receive rate (docs/cc.md, "Cellular profile", session 35).
         # While it holds them the downlink may still deliver: the bound grows by a share of
         # the receive rate through an ACK silence, scaled by how many past silences turned
-        # out to be held ACKs rather than outages (session 47).
+        # out to be held ACKs rather than outages (session 47): a release that brings back
+        # what was sent into the silence, followed by a packet that did not wait behind it
+        # (session 48).
         _pcc("vivace-lte", "PCC Vivace, cellular profile: window <= receive rate x min RTT "
              "+ the larger of a quarter of that and the ACK clump, growing through ACK "
              "silences; no MI timeouts, no overshoot reuse", VivaceParams,
@@ -117,7 +119,7 @@ _CONTROLLERS: dict[str, ControllerInfo] = {
               "timeout_undo": False, "receive_outage_gap": 4.0,
               "bdp_cap_ack_aggregation": True, "bdp_cap_shared_margin": True,
               "bdp_cap_clump_bdps": 1.0, "bdp_cap_hold_gain": 0.25,
-              "bdp_cap_hold_learn": 0.25},
+              "bdp_cap_hold_learn": 0.25, "bdp_cap_hold_queue_rtts": 4.0},
              _vivace),
         _pcc("allegro", "PCC Allegro, sigmoid loss utility (thesis 2.3)",
              AllegroParams, {}, _allegro),

@@ -65,3 +65,16 @@ def test_a_profile_no_file_has_is_one_line(tmp_path: Path,
     (tmp_path / "a.json").write_text(json.dumps(_doc("a", {"bbr": (5.0, 200.0)})))
     assert main([str(tmp_path), "--profile", "vivace-lte:bdp_cap_gain=2"]) == 2
     assert "--profile vivace-lte:bdp_cap_gain=2: no file in" in capsys.readouterr().err
+
+
+def test_the_profiles_silence_verdicts_are_listed_per_run(tmp_path: Path) -> None:
+    doc = _doc("a", {"vivace-lte": (3.0, 40.0), "bbr": (5.0, 200.0)})
+    doc["arms"]["vivace-lte"]["runs"] = [  # type: ignore[index]
+        {"ack_silences": [{"held": 126, "out": 111, "hold_share": 0.53}]},
+        {"ack_silences": None}]  # a run from before the verdicts were recorded
+    (tmp_path / "a.json").write_text(json.dumps(doc))
+    row, = load_rows(tmp_path)
+    assert row["ack_silences"] == [{"held": 126, "out": 111, "hold_share": 0.53}]
+    assert "| 126/111 (0.53) |" in markdown([row])
+    (tmp_path / "a.json").write_text(json.dumps(_doc("a", {"vivace-lte": (3.0, 40.0)})))
+    assert "silences" not in markdown(load_rows(tmp_path))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pccstream.bench.cli import format_transfer
-from pccstream.bench.transfer import MEDIAN_KEYS, summarize_arm
+from pccstream.bench.transfer import MEDIAN_KEYS, Arm, _ack_silences, _FlowRecord, summarize_arm
 
 
 def _run(run: int, inflation_ms: float, late_share: float) -> dict[str, Any]:
@@ -48,3 +48,19 @@ def test_the_table_names_the_flagged_runs() -> None:
         in text
     every = {**result, "arms": {"vivace": summarize_arm([runs[1]])}}
     assert "medians over all runs" in format_transfer(every)
+
+
+def test_each_flow_reports_the_ack_silences_its_controller_judged() -> None:
+    """The last telemetry sample carrying verdicts gives the flow's count; flows whose
+    controller does not judge silences report None, and a run with none at all None."""
+    judged = _FlowRecord(Arm.parse("vivace-lte"), telemetry=[
+        {"type": "sample", "ack_silences_held": 1, "ack_silences_out": 0,
+         "ack_silence_hold_share": 1.0},
+        {"type": "mi", "state": "moving"},
+        {"type": "sample", "ack_silences_held": 3, "ack_silences_out": 2,
+         "ack_silence_hold_share": 0.61},
+        {"type": "sample", "cwnd_bytes": 1200},  # a sample without them is not a reset
+    ])
+    plain = _FlowRecord(Arm.parse("bbr"), telemetry=[{"type": "sample", "cwnd_bytes": 1200}])
+    assert _ack_silences([judged, plain]) == [{"held": 3, "out": 2, "hold_share": 0.61}, None]
+    assert _ack_silences([plain]) is None

@@ -382,3 +382,39 @@ def test_the_sender_tells_a_held_uplink_from_an_outage_afterwards() -> None:
     assert (held.holds, held.outages, held.hold_share) == (1, 0, 1.0)
     assert (out.holds, out.outages) == (0, 1)
     assert out.hold_share == pytest.approx(0.75)
+
+
+def test_the_telemetry_samples_carry_the_verdicts() -> None:
+    """Telemetry reaches the client (and `bench transfer`'s JSON), where no qlog is kept."""
+    v = _bound_vivace({}, [1.0])
+    v.ack_silences.holds, v.ack_silences.outages, v.ack_silences.hold_share = 2, 1, 0.5625
+    sample = v.telemetry_sample(1.0)
+    assert (sample["ack_silences_held"], sample["ack_silences_out"],
+            sample["ack_silence_hold_share"]) == (2, 1, 0.562)
+    assert "ack_silences_held" not in _bound_vivace(NO_HOLD, [1.0]).telemetry_sample(1.0)
+
+
+def _late_downlink(params: dict[str, str]) -> AckSilences:
+    """`vivace-lte` on 12 Mbit/s through an outage of both directions from 1.5 s: the
+    downlink returns at 3.4 s, the uplink at 3.5 s. The sender's verdicts on its silences."""
+    down = _steps((1500, 1), (1900, 1900), (2600, 1))
+    up = _steps((1500, 1), (2000, 2000), (2500, 1))
+    sim = Simulator(Link(0.0, 0.040, 10**12, trace=down, up_trace=up), seed=1,
+                    receiver=Receiver(ack_every=2))
+    controller = create_controller("vivace-lte", params, seed=1)
+    assert isinstance(controller, Vivace)
+    sim.add_flow(controller, mss=1200)
+    sim.run(6.0)
+    return controller.ack_silences
+
+
+def test_the_queue_test_misses_an_outage_whose_backlog_fills_the_window() -> None:
+    """What the queue test cannot see: the downlink came back 0.1 s before the uplink, so
+    the release brought back packets sent into the silence and looked like a hold. The
+    growth's backlog keeps the window full until it has drained, so the first packet after
+    the silence leaves only then and finds no queue: both judge the outage held
+    (docs/cc.md, session 48; the last packet sent into the silence would tell)."""
+    fooled = _late_downlink({"bdp_cap_hold_queue_rtts": "0"})
+    tested = _late_downlink({"bdp_cap_hold_queue_rtts": "4"})
+    assert (fooled.holds, fooled.outages) == (1, 0)
+    assert (tested.holds, tested.outages) == (1, 0)
