@@ -27,7 +27,8 @@ class AckSilences:
         # > 0: a silence the release judged held counts as held only if the first packet
         # sent after it came back within this many min RTTs above the min RTT. When the
         # downlink returns before the uplink from an outage of both, the release test is
-        # fooled, but what was sent into the silence then queues ahead of that packet.
+        # fooled, but what was sent into the silence then queues ahead of that packet
+        # (unless that backlog holds the window full until it has drained).
         self.queue_rtts = queue_rtts
         self.last_ack_at: float | None = None
         self.hold_share = 1.0  # the first silences are given the benefit of the doubt

@@ -180,7 +180,8 @@ class PccParams(PacerParams):
         "into it counts as held only if the first packet sent after it came back within "
         "this many min RTTs above the min RTT: when the downlink returns from an outage of "
         "both directions before the uplink does, the release looks like a hold, but what "
-        "the growth sent into the silence then queues ahead of that packet. Half the "
+        "the growth sent into the silence then queues ahead of that packet (if the window "
+        "lets it leave before that backlog drained: docs/cc.md, session 48). Half the "
         "silence's own growth (as queueing time) is allowed too. 4 in `vivace-lte`: above "
         "the bound's room of at most a min RTT, with margin for an uplink that jitters "
         "after a hold (link model: T-Mobile-UMTS 1960 -> 1747 ms, AT&T-LTE-driving "
@@ -356,22 +357,16 @@ class PccSender(Controller):
         return p.bdp_cap_hold_gain * (self.ack_silences.hold_share if p.bdp_cap_hold_learn
                                       else 1.0)
 
-    def _hold_growth_s(self, now: float) -> float:
-        """Seconds of receive rate the bound had grown by in the silence an ACK at `now`
-        ends (0 when off or within the grace)."""
-        if self.params.bdp_cap_hold_gain <= 0:
-            return 0.0
-        start = self.ack_silences.silence_start(self._hold_grace_s())
+    def _hold_credit_s(self, start: float | None, now: float | None = None) -> float:
+        """Seconds of receive rate the bound has grown by, at `now` (default: the clock's
+        time), in the ACK silence whose growth began at `start`."""
+        if now is None:
+            if self.clock is None:
+                return 0.0
+            now = self.clock()
         if start is None:
             return 0.0
-        return self._hold_gain() * min(max(0.0, now - start), self.params.bdp_cap_hold_max_s)
-
-    def _hold_credit_s(self, start: float | None) -> float:
-        """Seconds of receive rate the bound has grown by in the ACK silence whose growth
-        began at `start`."""
-        if start is None or self.clock is None:
-            return 0.0
-        silence = min(self.clock() - start, self.params.bdp_cap_hold_max_s)
+        silence = min(now - start, self.params.bdp_cap_hold_max_s)
         return self._hold_gain() * max(0.0, silence)
 
     def window_opens_at(self) -> float | None:
@@ -442,8 +437,8 @@ class PccSender(Controller):
             self._on_feedback_after_silence(now)
         if self.params.bdp_cap_gain > 0:
             min_rtt = self.rtt_stats.min_rtt_or(0.0)
-            self.ack_silences.on_acked(now, packet.sent_time, min_rtt,
-                                       growth_s=self._hold_growth_s(now))
+            growth_s = self._hold_credit_s(self._hold_silence_start(), now)
+            self.ack_silences.on_acked(now, packet.sent_time, min_rtt, growth_s=growth_s)
             self._receive.min_gap = min_rtt
             if self._receive.min_gap > 0:
                 self._receive.aggregation_window = 10 * self._receive.min_gap
