@@ -22,7 +22,8 @@ QUEUE_GROWTH_SHARE = 0.5
 class AckSilences:
     """The current ACK silence, and the share of past ones that were held ACKs."""
 
-    def __init__(self, *, weight: float, queue_rtts: float = 0.0) -> None:
+    def __init__(self, *, weight: float, queue_rtts: float = 0.0,
+                 queue_last: bool = False) -> None:
         self.weight = weight  # of each verdict in `hold_share`
         # > 0: a silence the release judged held counts as held only if the first packet
         # sent after it came back within this many min RTTs above the min RTT. When the
@@ -30,6 +31,12 @@ class AckSilences:
         # fooled, but what was sent into the silence then queues ahead of that packet
         # (unless that backlog holds the window full until it has drained).
         self.queue_rtts = queue_rtts
+        # With queue_rtts: time the last packet sent before the silence ended instead. It
+        # waits behind the whole backlog of an outage, whether or not the window lets a
+        # packet leave before that backlog drains, and behind nothing after a hold. Off in
+        # `vivace-lte`: the first packet's wait also tells whether the path works again
+        # after the release, the better guide on UMTS (docs/cc.md, session 49).
+        self.queue_last = queue_last
         self.last_ack_at: float | None = None
         self.hold_share = 1.0  # the first silences are given the benefit of the doubt
         self.holds = 0
@@ -38,12 +45,17 @@ class AckSilences:
         self._judging: tuple[float, float] | None = None  # (that packet, the silence's end)
         self._queue_test_from: float | None = None  # the released silence's end (queue_rtts)
         self._growth_s = 0.0  # the judged silence's growth, seconds of receive rate
+        self._last_sent: float | None = None
+        self._last_in = 0.0  # the judged silence's last packet (queue_last)
+        # (that packet, when its ACK is due after a hold) while the last-packet test waits
+        self._last_test: tuple[float, float] | None = None
 
     def silence_start(self, grace_s: float) -> float | None:
         """When the current silence's grace ends (None before the first ACK)."""
         return None if self.last_ack_at is None else self.last_ack_at + grace_s
 
     def on_sent(self, sent_time: float, grace_s: float) -> None:
+        self._last_sent = sent_time
         start = self.silence_start(grace_s)
         if self._first_sent is None and start is not None and sent_time >= start:
             self._first_sent = sent_time
@@ -63,18 +75,31 @@ class AckSilences:
             if now - end > RELEASE_RTTS * min_rtt:
                 self._verdict(held=False)
             elif sent_time is not None and sent_time >= first:
-                if self.queue_rtts > 0:
-                    self._judging, self._queue_test_from = None, end
-                else:
+                if self.queue_rtts <= 0:
                     self._verdict(held=True)
+                elif self.queue_last:
+                    # After a hold its ACK comes with the release, or a min RTT after it
+                    # left if it left within a min RTT of the end.
+                    last = self._last_in
+                    self._judging, self._last_test = None, (last, max(end, last + min_rtt))
+                else:
+                    self._judging, self._queue_test_from = None, end
+        if self._last_test is not None:
+            last, due = self._last_test
+            late = now - due > self.queue_rtts * min_rtt
+            if late or (sent_time is not None and sent_time >= last):
+                self._last_test = None
+                self._verdict(held=not late)
         if now != self.last_ack_at:
             # A silence is judged only when its first packet past the grace went out at
             # least a min RTT before it ended: an uplink that held that packet's ACK then
             # releases it with the others.
             first = self._first_sent
-            if (self._judging is None and self._queue_test_from is None and first is not None
+            if (self._judging is None and self._queue_test_from is None
+                    and self._last_test is None and first is not None
                     and now - first >= min_rtt):
                 self._judging, self._growth_s = (first, now), growth_s
+                self._last_in = self._last_sent if self._last_sent is not None else first
             self._first_sent = None
         self.last_ack_at = now
 

@@ -186,6 +186,14 @@ class PccParams(PacerParams):
         "the bound's room of at most a min RTT, with margin for an uplink that jitters "
         "after a hold (link model: T-Mobile-UMTS 1960 -> 1747 ms, AT&T-LTE-driving "
         "333 -> 354 ms; docs/cc.md, session 48; 0 = off)", lo=0.0, hi=100.0)
+    bdp_cap_hold_queue_last: bool = param(
+        False, "with bdp_cap_hold_queue_rtts, time the last packet sent before the silence "
+        "ended instead of the first sent after it: that packet waits behind the whole "
+        "backlog an outage queued, even when the backlog holds the window full until it "
+        "has drained (where the first packet after finds no queue), and behind nothing "
+        "after a hold. Its ACK is due with the release, or a min RTT after it left if it "
+        "left later; the silence counts as an outage once it is queue_rtts min RTTs "
+        "overdue (docs/cc.md, session 49)")
     rtt_per_ack: bool = param(
         True, "one RTT sample per ACK frame (its largest newly acked packet, ACK delay "
         "removed) instead of one per packet: packets acknowledged together share one ACK "
@@ -246,7 +254,8 @@ class PccSender(Controller):
         self.timeouts_undone = 0
         self._receive = ReceiveRate(outage_gap=params.receive_outage_gap)
         self.ack_silences = AckSilences(weight=params.bdp_cap_hold_learn,
-                                        queue_rtts=params.bdp_cap_hold_queue_rtts)
+                                        queue_rtts=params.bdp_cap_hold_queue_rtts,
+                                        queue_last=params.bdp_cap_hold_queue_last)
         self.ack_delay = 0.0  # smoothed ACK delay the peer reported (seconds)
         # MI timeouts since the last ACK, and the rate before the first (on_path_returned).
         self.silent_timeouts = 0

@@ -86,3 +86,55 @@ def test_a_new_silence_is_not_judged_while_the_queue_test_waits() -> None:
     assert (s.holds, s.outages) == (0, 0)
     s.on_acked(1.70, 1.505, MIN_RTT)  # 155 ms above the min RTT: within 4 min RTTs
     assert (s.holds, s.outages) == (1, 0)
+
+
+def _last_packet_silence(acks_after: list[tuple[float, float]], *, last_sent: float = 1.45
+                         ) -> AckSilences:
+    """As `_silence` with the last-packet queue test, a packet sent at 1.10 and another at
+    `last_sent`, the last before the silence ended at 1.50."""
+    s = AckSilences(weight=0.25, queue_rtts=4, queue_last=True)
+    s.on_acked(1.0, 0.95, MIN_RTT)
+    s.on_sent(1.10, GRACE)
+    s.on_sent(last_sent, GRACE)
+    s.on_acked(1.50, 0.97, MIN_RTT)
+    for now, sent in acks_after:
+        s.on_acked(now, sent, MIN_RTT)
+    return s
+
+
+def test_the_last_packet_test_waits_for_the_last_packet_sent_into_the_silence() -> None:
+    s = _last_packet_silence(RELEASED)
+    assert (s.holds, s.outages) == (0, 0)
+    s.on_acked(1.545, 1.45, MIN_RTT)  # due with the release (1.49 < 1.50): 45 ms late
+    assert (s.holds, s.outages) == (1, 0)
+
+
+def test_the_last_packet_behind_the_growths_backlog_is_an_outage() -> None:
+    """The blind spot of the first-packet test: the backlog held the window full, so no
+    packet left after the silence before it drained, but the last one sent into the
+    silence came back only after it, 200 ms (5 min RTTs) after the release."""
+    s = _last_packet_silence([*RELEASED, (1.60, 1.20), (1.70, 1.45)])
+    assert (s.holds, s.outages) == (0, 1)
+
+
+def test_the_last_packet_is_judged_overdue_without_its_ack() -> None:
+    """It may be lost in the outage: the silence is an outage once any ACK comes more than
+    4 min RTTs after the packet was due."""
+    s = _last_packet_silence([*RELEASED, (1.60, 1.20)])
+    assert (s.holds, s.outages) == (0, 0)
+    s.on_acked(1.65, 1.30, MIN_RTT)  # due with the release: 150 ms overdue, within 160
+    assert (s.holds, s.outages) == (0, 0)
+    s.on_acked(1.70, 1.31, MIN_RTT)
+    assert (s.holds, s.outages) == (0, 1)
+
+
+def test_a_last_packet_left_long_before_the_end_is_due_with_the_release() -> None:
+    """The growth had reached its cap: the last packet left 300 ms before a hold's end and
+    its ACK came with the release, not a min RTT after it left."""
+    s = _last_packet_silence([*RELEASED, (1.503, 1.20)], last_sent=1.20)
+    assert (s.holds, s.outages) == (1, 0)
+
+
+def test_a_silence_with_one_packet_is_judged_by_the_release_alone() -> None:
+    s = _last_packet_silence(RELEASED, last_sent=1.10)
+    assert (s.holds, s.outages) == (1, 0)

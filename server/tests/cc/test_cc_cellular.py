@@ -413,8 +413,22 @@ def test_the_queue_test_misses_an_outage_whose_backlog_fills_the_window() -> Non
     the release brought back packets sent into the silence and looked like a hold. The
     growth's backlog keeps the window full until it has drained, so the first packet after
     the silence leaves only then and finds no queue: both judge the outage held
-    (docs/cc.md, session 48; the last packet sent into the silence would tell)."""
+    (docs/cc.md, session 48). The last packet sent into the silence waits behind that
+    backlog, and the last-packet test tells (session 49)."""
     fooled = _late_downlink({"bdp_cap_hold_queue_rtts": "0"})
     tested = _late_downlink({"bdp_cap_hold_queue_rtts": "4"})
+    last = _late_downlink({"bdp_cap_hold_queue_rtts": "4", "bdp_cap_hold_queue_last": "1"})
     assert (fooled.holds, fooled.outages) == (1, 0)
     assert (tested.holds, tested.outages) == (1, 0)
+    assert (last.holds, last.outages) == (0, 1)
+
+
+def test_the_last_packet_test_still_tells_a_held_uplink_from_an_outage() -> None:
+    """bdp_cap_hold_queue_last: after the hold the last packet sent into the silence came
+    back with the release; after the outage of both directions it waited behind the
+    backlog."""
+    last = {"bdp_cap_hold_queue_last": "1"}
+    _, _, held = _uplink_hold(last, downlink_out=False)
+    _, _, out = _uplink_hold(last, downlink_out=True)
+    assert (held.holds, held.outages) == (1, 0)
+    assert (out.holds, out.outages) == (0, 1)
