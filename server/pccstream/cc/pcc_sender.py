@@ -413,8 +413,8 @@ class PccSender(Controller):
         return self.last_result.delivery_rate if self.last_result is not None else 0.0
 
     def log_data(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"pacing_rate": int(self._mi_rate * 8), "pcc_state": self.state}
-        return {**data, **self._silence_verdicts()}
+        return {"pacing_rate": int(self._mi_rate * 8), "pcc_state": self.state,
+                **self._silence_verdicts()}
 
     def telemetry_sample(self, now: float) -> dict[str, Any]:
         return {**super().telemetry_sample(now), **self._silence_verdicts()}
@@ -448,8 +448,11 @@ class PccSender(Controller):
             self._on_feedback_after_silence(now)
         if self.params.bdp_cap_gain > 0:
             min_rtt = self.rtt_stats.min_rtt_or(0.0)
-            growth_s = self._hold_credit_s(self._hold_silence_start(), now)
-            self.ack_silences.on_acked(now, packet.sent_time, min_rtt, growth_s=growth_s)
+            silences = self.ack_silences
+            # The growth matters only to an ACK that may end a silence: the first at `now`.
+            growth_s = (self._hold_credit_s(self._hold_silence_start(), now)
+                        if now != silences.last_ack_at else 0.0)
+            silences.on_acked(now, packet.sent_time, min_rtt, growth_s=growth_s)
             self._receive.min_gap = min_rtt
             if self._receive.min_gap > 0:
                 self._receive.aggregation_window = 10 * self._receive.min_gap
