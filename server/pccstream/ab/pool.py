@@ -337,8 +337,10 @@ def markdown(result: PooledComparison) -> str:
         f"{_num(_scaled(d.value, m), signed=True)} "
         f"[{_num(_scaled(d.low, m), signed=True)}, {_num(_scaled(d.high, m), signed=True)}]"
     )
-    # Bold only when the CI excludes zero, as the results pages mark a met comparison.
-    if d.low is not None and d.high is not None and (d.high < 0 or d.low > 0):
+    # Bold only when the CI excludes zero on the better side, as the results pages mark a met
+    # comparison (an arm that is surely worse is not a result to highlight).
+    if d.low is not None and d.high is not None and (
+            d.high < 0 if m.lower_is_better else d.low > 0):
         estimate = f"**{estimate}**"
     lines.append(
         f"| **pooled** | | | {result.pairs} | | "

@@ -4,6 +4,8 @@ per trace, the cellular Vivace profile against BBR and ewma-bdp on medians over 
     python -m pccstream.bench.cellular docs/results/cellular [--profile ARM] [--json]
 
 Targets: p95 signal delay <= 0.5 x BBR's, throughput >= 0.5 x BBR's, power >= ewma-bdp's.
+Files of the same recording and duration make one row: each arm's runs are pooled across them
+and its medians recomputed, so arms measured by separate invocations are compared.
 Each row also gives the trace's floor: the p95 signal delay of a sender that never queues
 (its wait for the downlink's next delivery opportunity). Where the floor is above half of
 BBR's delay, no sender meets the delay target on that trace.
@@ -21,6 +23,7 @@ from ..cli_conventions import add_json, run_command
 from ..emulator.analyze import signal_delay_floor_ms
 from ..emulator.scenario import load_scenario
 from ..errors import UserError
+from .transfer import summarize_arm
 
 PROFILE = "vivace-lte"
 DELAY_RATIO_MAX = 0.5
@@ -30,6 +33,22 @@ THROUGHPUT_RATIO_MIN = 0.5
 def _median(doc: dict[str, Any], arm: str, key: str) -> float | None:
     value = doc.get("arms", {}).get(arm, {}).get("median", {}).get(key)
     return float(value) if isinstance(value, (int, float)) else None
+
+
+def _median_runs(summary: object) -> float | None:
+    """How many runs an arm's medians are over (None in files that do not say)."""
+    if not isinstance(summary, dict):
+        return None
+    counted = summary.get("median_runs")
+    return float(counted) if isinstance(counted, int | float) else None
+
+
+def _all_runs_flagged(summary: object) -> bool:
+    """Whether every run of an arm was CPU-starved, so its medians count flagged runs."""
+    if not isinstance(summary, dict):
+        return False
+    runs, starved = summary.get("runs"), summary.get("starved_runs")
+    return isinstance(runs, list) and isinstance(starved, list) and 0 < len(runs) <= len(starved)
 
 
 def _ratio(a: dict[str, float | None] | None, b: dict[str, float | None] | None,
@@ -56,6 +75,9 @@ def evaluate(doc: dict[str, Any], profile: str = PROFILE,
     arms = {arm: {k: _median(doc, arm, k)
                   for k in ("throughput_mbps", "p95_signal_delay_ms", "power")}
             for arm in doc.get("arms", {})}
+    for arm, medians in arms.items():
+        medians["median_runs"] = _median_runs(doc["arms"][arm])
+        medians["flagged"] = _all_runs_flagged(doc["arms"][arm])
     row: dict[str, Any] = {"scenario": doc.get("scenario"), "duration_s": doc.get("duration_s"),
                            "runs": doc.get("runs"), "profile": profile, "arms": arms,
                            "floor_ms": floor_ms}
@@ -83,19 +105,56 @@ def _silence_verdicts(doc: dict[str, Any], profile: str) -> list[dict[str, Any]]
     return [verdicts[0] for verdicts in flows if verdicts and verdicts[0] is not None]
 
 
+def pool(docs: list[tuple[Path, dict[str, Any]]]) -> dict[str, Any]:
+    """One document from files of the same recording and duration: an arm in one file keeps
+    its summary; an arm in several has its runs pooled and its medians recomputed
+    (`summarize_arm`: over the runs not CPU-starved)."""
+    if len(docs) == 1:
+        return docs[0][1]
+    where: dict[str, list[Path]] = {}
+    for path, doc in docs:
+        for arm in doc.get("arms", {}):
+            where.setdefault(arm, []).append(path)
+    arms: dict[str, Any] = {}
+    for arm, paths in where.items():
+        summaries = [doc["arms"][arm] for path, doc in docs if path in paths]
+        if len(summaries) == 1:
+            arms[arm] = summaries[0]
+            continue
+        runs = [s.get("runs") for s in summaries]
+        if not all(isinstance(r, list) and r for r in runs):
+            raise UserError(f"{', '.join(p.name for p in paths)}: arm {arm} is in each, but "
+                            "not every file keeps its runs, so they cannot be pooled")
+        arms[arm] = summarize_arm([run for r in runs for run in r])
+    first = docs[0][1]
+    return {**first, "runs": max(int(doc.get("runs") or 0) for _, doc in docs), "arms": arms}
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise UserError(f"{path}: not a bench transfer JSON file: {exc}") from None
+    if not isinstance(doc, dict) or doc.get("benchmark") != "transfer":
+        raise UserError(f"{path}: not a bench transfer JSON file")
+    return doc
+
+
 def load_rows(directory: Path, profile: str = PROFILE) -> list[dict[str, Any]]:
     files = sorted(directory.glob("*.json"))
     if not files:
         raise UserError(f"{directory}: no bench transfer JSON files")
-    rows = []
+    groups: dict[tuple[str, str], list[tuple[Path, dict[str, Any]]]] = {}
     for path in files:
-        try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise UserError(f"{path}: not a bench transfer JSON file: {exc}") from None
-        if not isinstance(doc, dict) or doc.get("benchmark") != "transfer":
-            raise UserError(f"{path}: not a bench transfer JSON file")
-        rows.append(evaluate(doc, profile, trace_floor_ms(doc.get("scenario"))))
+        doc = _read(path)
+        key = (str(doc.get("scenario")), str(doc.get("duration_s")))
+        groups.setdefault(key, []).append((path, doc))
+    rows = []
+    for docs in groups.values():
+        doc = pool(docs)
+        row = evaluate(doc, profile, trace_floor_ms(doc.get("scenario")))
+        row["files"] = [path.name for path, _ in docs]
+        rows.append(row)
     return rows
 
 
@@ -111,7 +170,7 @@ def _check(row: dict[str, Any], ratio: str, ok: str) -> str:
 def markdown(rows: list[dict[str, Any]]) -> str:
     profile = rows[0]["profile"] if rows else PROFILE
     arms = sorted({a for r in rows for a in r["arms"]}, key=lambda a: (a != profile, a))
-    head = "| trace | " + " | ".join(f"{a} Mbit/s @ p95 ms (power)" for a in arms)
+    head = "| trace | " + " | ".join(f"{a} Mbit/s @ p95 ms (power) ×runs" for a in arms)
     head += " | floor ms (/ BBR) | delay / BBR | thr / BBR | power ≥ ewma-bdp |"
     verdicts = any(r.get("ack_silences") for r in rows)
     if verdicts:
@@ -121,9 +180,12 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         cells = []
         for a in arms:
             m = r["arms"].get(a, {})
+            counted = m.get("median_runs")
             cells.append(f"{_fmt(m.get('throughput_mbps'), '.2f')} @ "
                          f"{_fmt(m.get('p95_signal_delay_ms'), '.0f')} "
-                         f"({_fmt(m.get('power'), '.1f')})")
+                         f"({_fmt(m.get('power'), '.1f')})"
+                         + (f" ×{counted:.0f}" if counted else "")
+                         + ("†" if m.get("flagged") else ""))
         power = "—" if "power_ok" not in r else ("✓" if r["power_ok"] else "✗")
         floor = _fmt(r.get("floor_ms"), ".0f")
         if r.get("floor_ratio_vs_bbr") is not None:
@@ -135,6 +197,9 @@ def markdown(rows: list[dict[str, Any]]) -> str:
             line += " " + (", ".join(f"{v['held']}/{v['out']} ({v['hold_share']:.2f})"
                                      for v in r.get("ack_silences") or []) or "—") + " |"
         lines.append(line)
+    if any(m.get("flagged") for r in rows for m in r["arms"].values()):
+        lines += ["", "† every run of that arm was CPU-starved (the host stalled or was busy): "
+                      "its medians count flagged runs."]
     return "\n".join(lines)
 
 

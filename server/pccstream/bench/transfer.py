@@ -339,10 +339,10 @@ def summarize_arm(runs: list[dict[str, Any]]) -> dict[str, Any]:
     starved = [r["run"] for r in runs if r.get("cpu_starved")]
     counted = [r for r in runs if not r.get("cpu_starved")] or runs
     return {
-        "median": {key: median([r[key] for r in counted]) for key in MEDIAN_KEYS},
+        "median": {key: median([r.get(key) for r in counted]) for key in MEDIAN_KEYS},
         "median_runs": len(counted),
         "starved_runs": starved,
-        "median_all_runs": {key: median([r[key] for r in runs]) for key in MEDIAN_KEYS},
+        "median_all_runs": {key: median([r.get(key) for r in runs]) for key in MEDIAN_KEYS},
         "runs": runs,
     }
 

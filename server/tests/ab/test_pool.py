@@ -154,6 +154,10 @@ def test_cli_prints_markdown_and_json(tmp_path: Path, capsys):
     assert "vivace − cubic, buffering ratio (%), paired by block over 2 campaign(s)" in text
     assert "vivace − reno" in text and "| **pooled** | | | 6 |" in text
     assert "| **-18." in text  # a CI below zero is marked bold
+    assert main(["ab", "pool", str(a), str(b), "--arm", "cubic", "--against", "vivace",
+                 "--resamples", "200"]) == 0
+    reverse = capsys.readouterr().out
+    assert "| +18." in reverse and "**+18." not in reverse  # surely worse: not bold
 
     assert main([*argv, "--json", "--metric", "startup_delay_ms"]) == 0
     data = json.loads(capsys.readouterr().out)

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from pccstream.bench.cellular import load_rows, main, markdown
+from pccstream.bench.transfer import summarize_arm
 from pccstream.errors import UserError
 
 
@@ -78,3 +79,60 @@ def test_the_profiles_silence_verdicts_are_listed_per_run(tmp_path: Path) -> Non
     assert "| 126/111 (0.53) |" in markdown([row])
     (tmp_path / "a.json").write_text(json.dumps(_doc("a", {"vivace-lte": (3.0, 40.0)})))
     assert "silences" not in markdown(load_rows(tmp_path))
+
+
+def _runs(arm: str, *outcomes: tuple[float, float, bool]) -> dict[str, object]:
+    """A file of one arm with its per-run records (throughput, delay, starved)."""
+    runs = [{"run": i, "throughput_mbps": thr, "p95_signal_delay_ms": delay,
+             "power": thr * 1000 / delay, "cpu_starved": int(starved)}
+            for i, (thr, delay, starved) in enumerate(outcomes)]
+    doc = _doc("r", {})
+    doc["runs"] = len(runs)
+    doc["arms"] = {arm: summarize_arm(runs)}
+    return doc
+
+
+def test_arms_from_separate_files_of_a_recording_are_compared(tmp_path: Path) -> None:
+    (tmp_path / "r-ours.json").write_text(json.dumps(_runs(
+        "vivace-lte", (4.0, 150.0, False), (4.2, 140.0, False), (4.4, 130.0, False))))
+    (tmp_path / "r-bbr.json").write_text(json.dumps(_runs(
+        "bbr", (5.0, 500.0, False), (5.0, 520.0, False), (5.0, 480.0, False))))
+    row, = load_rows(tmp_path)
+    assert row["files"] == ["r-bbr.json", "r-ours.json"]
+    assert row["delay_ratio_vs_bbr"] == pytest.approx(140 / 500)
+    assert "4.20 @ 140 (30.0) ×3" in markdown([row])
+
+
+def test_an_arm_in_two_files_pools_its_runs_without_the_starved_ones(tmp_path: Path) -> None:
+    (tmp_path / "a.json").write_text(json.dumps(_runs(
+        "bbr", (5.0, 400.0, False), (1.0, 9000.0, True))))
+    (tmp_path / "b.json").write_text(json.dumps(_runs(
+        "bbr", (5.0, 600.0, False), (5.0, 500.0, False))))
+    row, = load_rows(tmp_path)
+    # Median of 400, 600 and 500: the starved run is left out of the pooled medians.
+    assert row["arms"]["bbr"]["p95_signal_delay_ms"] == 500.0
+    assert row["arms"]["bbr"]["median_runs"] == 3 and not row["arms"]["bbr"]["flagged"]
+    assert "†" not in markdown([row])
+
+
+def test_an_arm_whose_every_run_was_starved_is_marked(tmp_path: Path) -> None:
+    (tmp_path / "a.json").write_text(json.dumps(_runs("bbr", (4.8, 991.0, True))))
+    row, = load_rows(tmp_path)
+    assert row["arms"]["bbr"]["flagged"] and "4.80 @ 991 (4.8) ×1†" in markdown([row])
+    assert "† every run of that arm was CPU-starved" in markdown([row])
+
+
+def test_other_durations_of_a_recording_stay_apart(tmp_path: Path) -> None:
+    short = _runs("bbr", (5.0, 400.0, False))
+    full = {**_runs("bbr", (5.0, 600.0, False)), "duration_s": 786.0}
+    (tmp_path / "a.json").write_text(json.dumps(short))
+    (tmp_path / "b.json").write_text(json.dumps(full))
+    assert [r["duration_s"] for r in load_rows(tmp_path)] == [140.0, 786.0]
+
+
+def test_an_arm_without_runs_in_two_files_is_one_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.json").write_text(json.dumps(_doc("r", {"bbr": (5.0, 200.0)})))
+    assert main([str(tmp_path)]) == 2
+    assert "a.json, b.json: arm bbr is in each" in capsys.readouterr().err
