@@ -127,7 +127,7 @@ def pool(docs: list[tuple[Path, dict[str, Any]]]) -> dict[str, Any]:
                             "not every file keeps its runs, so they cannot be pooled")
         arms[arm] = summarize_arm([run for r in runs for run in r])
     first = docs[0][1]
-    return {**first, "runs": max(int(doc.get("runs") or 0) for _, doc in docs), "arms": arms}
+    return {**first, "runs": max(doc.get("runs") or 0 for _, doc in docs), "arms": arms}
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -137,6 +137,11 @@ def _read(path: Path) -> dict[str, Any]:
         raise UserError(f"{path}: not a bench transfer JSON file: {exc}") from None
     if not isinstance(doc, dict) or doc.get("benchmark") != "transfer":
         raise UserError(f"{path}: not a bench transfer JSON file")
+    arms, runs = doc.get("arms", {}), doc.get("runs")
+    if not isinstance(arms, dict) or not all(isinstance(a, dict) for a in arms.values()):
+        raise UserError(f"{path}: 'arms' is not an object of arm summaries")
+    if runs is not None and not isinstance(runs, int):
+        raise UserError(f"{path}: 'runs' is {runs!r}, not a run count")
     return doc
 
 

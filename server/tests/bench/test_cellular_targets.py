@@ -38,6 +38,12 @@ def test_bad_input_names_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[
     (tmp_path / "x.json").write_text("{not json")
     assert main([str(tmp_path)]) == 2
     assert "x.json: not a bench transfer JSON file" in capsys.readouterr().err
+    (tmp_path / "x.json").write_text(json.dumps({"benchmark": "transfer", "arms": [1]}))
+    assert main([str(tmp_path)]) == 2
+    assert "x.json: 'arms' is not an object of arm summaries" in capsys.readouterr().err
+    (tmp_path / "x.json").write_text(json.dumps({"benchmark": "transfer", "runs": "3"}))
+    assert main([str(tmp_path)]) == 2
+    assert "x.json: 'runs' is '3', not a run count" in capsys.readouterr().err
 
 
 def test_a_variant_is_checked_and_the_trace_floor_is_reported(tmp_path: Path) -> None:
