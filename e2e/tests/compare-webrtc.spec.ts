@@ -22,6 +22,8 @@ interface SideState {
   stalls: number;
   renders: number;
   senderTarget: number | null;
+  /** The live side's start decision (edge, target, wait, buffered ranges), for a timeout's message. */
+  liveStart: unknown;
 }
 
 async function sideState(frame: Frame): Promise<SideState> {
@@ -30,9 +32,10 @@ async function sideState(frame: Frame): Promise<SideState> {
       metrics(): { mode: string; state: string; error: string | null; playSeconds: number; latencyP50Ms: number | null; latencyLastMs: number | null };
       dashboard(): { points: Record<string, number>; stalls: number; renders: number } | null;
       sender?(): { targetBitrateBps: number | null } | null;
+      liveStart?(): unknown;
     };
     const api = (window as unknown as { pccstream?: Api }).pccstream;
-    if (!api) return { mode: '', state: 'loading', error: null, playSeconds: 0, latencyP50Ms: null, latencyLastMs: null, points: {}, stalls: 0, renders: 0, senderTarget: null };
+    if (!api) return { mode: '', state: 'loading', error: null, playSeconds: 0, latencyP50Ms: null, latencyLastMs: null, points: {}, stalls: 0, renders: 0, senderTarget: null, liveStart: null };
     const m = api.metrics();
     const d = api.dashboard();
     return {
@@ -46,6 +49,7 @@ async function sideState(frame: Frame): Promise<SideState> {
       stalls: d?.stalls ?? 0,
       renders: d?.renders ?? 0,
       senderTarget: api.sender?.()?.targetBitrateBps ?? null,
+      liveStart: m.state === 'startup' ? (api.liveStart?.() ?? null) : null,
     };
   });
 }

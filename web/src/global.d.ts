@@ -1,6 +1,7 @@
 import type { DashboardSnapshot } from './dashboard';
 import type { Metrics } from './metrics/types';
 import type { AbrTrace } from './watch/live-abr';
+import type { LiveStartState } from './watch/live';
 import type { TelemetryRecord } from './protocol/telemetry';
 import type { EarlySession } from './transport/early';
 
@@ -19,6 +20,8 @@ export interface PccstreamApi {
   setDashboardVisible(visible: boolean): void;
   /** mode=live&abr=1: live ABR's recorded inputs (chunk arrivals, group ends), else null. */
   liveAbrTrace(): AbrTrace | null;
+  /** mode=live: the live edge, target and buffered ranges the start decision sees, else null. */
+  liveStart(): LiveStartState | null;
   /** VOD: how many times the session was redialled after it closed (server restart). */
   reconnects(): number;
 }

@@ -120,6 +120,7 @@ window.pccstream = {
   recording: () => dashboard.jsonLines(),
   setDashboardVisible: (visible: boolean) => showDashboard(visible),
   liveAbrTrace: () => (player instanceof LivePlayer ? player.abrTrace() : null),
+  liveStart: () => (player instanceof LivePlayer ? player.startState() : null),
   reconnects: () => (vodSession ?? liveSession)?.reconnects ?? 0,
 };
 

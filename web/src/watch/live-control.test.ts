@@ -16,6 +16,17 @@ describe('startPosition', () => {
     // a small target needs less: min(START_AHEAD_S, target / 2)
     expect(startPosition(100, [{ start: 99.7, end: 99.86 }], 0.3)).toBeCloseTo(99.7, 9);
   });
+  it('looks past a range with too little ahead to a later one that has enough', () => {
+    expect(startPosition(100, [{ start: 98.5, end: 99.2 }, { start: 99.3, end: 99.95 }], 1)).toBe(99.3);
+  });
+  it('after START_PATIENCE_S, starts behind the wanted position when every frame arrives too late for it', () => {
+    const lagging = [{ start: 97, end: 99.3 }]; // 0.7 s behind the edge: 99 never has 0.5 s ahead
+    expect(startPosition(100, lagging, 1, C.START_PATIENCE_S - 0.01)).toBeNull();
+    expect(startPosition(100, lagging, 1, C.START_PATIENCE_S)).toBeCloseTo(99.3 - C.START_AHEAD_S, 9);
+    // the latest range with enough, not a short newer one
+    expect(startPosition(100, [{ start: 97, end: 98.9 }, { start: 99.05, end: 99.3 }], 1, C.START_PATIENCE_S)).toBeCloseTo(98.4, 9);
+    expect(startPosition(100, [{ start: 99.05, end: 99.3 }], 1, C.START_PATIENCE_S)).toBeNull();
+  });
   it('ignores ranges that end before the wanted position', () => {
     expect(startPosition(100, [{ start: 90, end: 91 }, { start: 99.4, end: 99.95 }], 1)).toBe(99.4);
   });

@@ -56,6 +56,13 @@ export const LIVE_CONTROL = {
    * grow to the target).
    */
   START_AHEAD_S: 0.5,
+  /**
+   * Waiting this long with data buffered and liveEdge − target still not buffered with enough
+   * ahead, start behind it instead: frames that all arrive later than target − START_AHEAD_S
+   * never make that position playable, and the control loop catches up or skips once playing.
+   * The join's own wait is one group's burst plus START_AHEAD_S.
+   */
+  START_PATIENCE_S: 1.0,
 } as const;
 
 /**
@@ -105,16 +112,23 @@ const EPS = 1e-3;
 
 /**
  * Before playback: the start position once enough is buffered, else null. The position is
- * liveEdge − target or, when that is not buffered, the start of the first range after it
- * (a group start: the latency is then below target and the slow rate lets it grow).
+ * liveEdge − target or, when that is not buffered, the start of the first range after it with
+ * enough ahead (a group start: the latency is then below target and the slow rate lets it
+ * grow). After `waitedS` ≥ START_PATIENCE_S with nothing such, it is the latest position with
+ * enough ahead, behind liveEdge − target.
  */
-export function startPosition(liveEdge: number, ranges: readonly Range[], targetS: number): number | null {
+export function startPosition(liveEdge: number, ranges: readonly Range[], targetS: number, waitedS = 0): number | null {
   const wanted = liveEdge - targetS;
   const need = Math.min(LIVE_CONTROL.START_AHEAD_S, targetS / 2);
   for (const r of ranges) {
     if (r.end < wanted) continue;
     const at = Math.max(wanted, r.start);
-    return r.end - at >= need ? at : null;
+    if (r.end - at >= need) return at;
+  }
+  if (waitedS < LIVE_CONTROL.START_PATIENCE_S) return null;
+  for (let i = ranges.length - 1; i >= 0; i--) {
+    const r = ranges[i] as Range;
+    if (r.end - r.start >= need) return r.end - need;
   }
   return null;
 }

@@ -375,6 +375,21 @@ describe('LivePlayer', () => {
     expect(median(h.latencies.slice(-20))).toBeLessThan(150);
   });
 
+  it('starts when every frame arrives later than target − START_AHEAD_S (waiting would never start)', async () => {
+    const channel = new FakeChannel();
+    channel.delayMs = 700; // 1 s target: liveEdge − target is never buffered with 0.5 s ahead
+    const h = harness(channel);
+    await h.advance(0.5);
+    expect(h.latencies).toEqual([]); // still the join's own wait
+    await h.advance(LIVE_CONTROL.START_PATIENCE_S + 1);
+    expect(h.latencies.length).toBeGreaterThan(0);
+    await h.advance(10);
+    expect(h.stallMs()).toBe(0);
+    const tail = h.latencies.slice(-60);
+    expect(median(tail)).toBeGreaterThanOrEqual(channel.delayMs);
+    expect(median(tail)).toBeLessThan(1000 + 1000 * LIVE_CONTROL.CATCHUP_BAND_S + 100);
+  });
+
   it('skips over a group the server reset, and keeps playing', async () => {
     const channel = new FakeChannel();
     const h = harness(channel);

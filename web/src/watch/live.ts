@@ -98,6 +98,17 @@ function describe(error: unknown): string {
   return streamErrorCode(error) === LIVE_SUPERSEDED ? 'superseded' : errorMessage(error);
 }
 
+/** `LivePlayer.startState()`: what the start decision sees. */
+export interface LiveStartState {
+  liveEdgeS: number | null;
+  targetS: number;
+  started: boolean;
+  /** Since media was first buffered on this timeline (null: none yet). */
+  waitedS: number | null;
+  currentTime: number;
+  ranges: Range[];
+}
+
 export class LivePlayer implements ViewerPlayer {
   readonly mode = 'live';
   info: LiveInfo | null = null;
@@ -107,6 +118,8 @@ export class LivePlayer implements ViewerPlayer {
   readonly eos = false;
   /** Playback started (the playhead was put at its start position). */
   started = false;
+  /** When media was first buffered while waiting to start (deps.now(), ms). */
+  private firstBufferedMs: number | null = null;
   /** Forward seeks by the player (skips and gap jumps). */
   seeks = 0;
   /** LIVE_GROUP streams whose header arrived. */
@@ -299,6 +312,7 @@ export class LivePlayer implements ViewerPlayer {
     this.appendedRendition = null;
     this.info = info;
     this.started = false;
+    this.firstBufferedMs = null;
     // The old timeline's group numbers mean nothing on the new one; frames already captured
     // arrive as the join's burst, so measuring starts with the frames captured from now.
     if (this.playout !== null) {
@@ -525,6 +539,19 @@ export class LivePlayer implements ViewerPlayer {
     return this.traceHeader === null ? null : { ...this.traceHeader, events: [...this.traceEvents] };
   }
 
+  /** Where the start decision stands: the live edge, the target, what is buffered (media time, s). */
+  startState(): LiveStartState {
+    const now = this.deps.now();
+    return {
+      liveEdgeS: this.liveEdge(),
+      targetS: this.targetS,
+      started: this.started,
+      waitedS: this.firstBufferedMs === null ? null : (now - this.firstBufferedMs) / 1000,
+      currentTime: this.video.currentTime,
+      ranges: this.buffer?.ranges() ?? [],
+    };
+  }
+
   /** One control step: drop what would be too late, start / seek / set the rate, evict. */
   async tick(): Promise<void> {
     const scheduler = this.scheduler;
@@ -560,7 +587,9 @@ export class LivePlayer implements ViewerPlayer {
       void this.pump();
     }
     if (!this.started) {
-      const at = startPosition(edge, ranges, this.targetS);
+      if (this.firstBufferedMs === null && ranges.length > 0) this.firstBufferedMs = this.deps.now();
+      const waitedS = this.firstBufferedMs === null ? 0 : (this.deps.now() - this.firstBufferedMs) / 1000;
+      const at = startPosition(edge, ranges, this.targetS, waitedS);
       if (at === null) return;
       this.video.currentTime = at;
       this.started = true;
