@@ -3,6 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEmulator, type RunningEmulator } from '../lib/emulator';
+import { HOST_STALL_SHARE, startHostStallMeter, type HostStalls } from '../lib/host-stalls';
 import { playerUrl } from '../lib/player';
 import { DEFAULT_MEDIA, REPO, startServer, type RunningServer } from '../lib/server';
 
@@ -16,6 +17,11 @@ const PLAY_S = 20;
 const FPS = 30;
 /** One parity fragment per this many data fragments (shared/PROTOCOL.md, "Live over datagrams"). */
 const FEC_K = 4;
+/**
+ * A host stall this long can stall the player by itself: its slack is the playout delay
+ * (120–140 ms at this target) less the 40 ms path and a frame.
+ */
+const HOST_STALL_MS = 50;
 
 interface FecMetrics {
   error: string | null;
@@ -71,8 +77,16 @@ test.afterAll(async () => {
   await server?.stop();
 });
 
-/** Plays the live channel through the lossy link with `fec`; the player's and the server's figures. */
-async function playLossy(page: Page, fec: number | 'auto', label: string, testInfo: TestInfo): Promise<{ m: FecMetrics; server: Record<string, unknown> | undefined }> {
+/**
+ * Plays the live channel through the lossy link with `fec`; the player's and the server's
+ * figures, and the host's stalls while it played.
+ */
+async function playLossy(
+  page: Page,
+  fec: number | 'auto',
+  label: string,
+  testInfo: TestInfo,
+): Promise<{ m: FecMetrics; server: Record<string, unknown> | undefined; host: HostStalls }> {
   await page.goto(
     playerUrl(server.info.page_url, {
       mode: 'live',
@@ -84,14 +98,32 @@ async function playLossy(page: Page, fec: number | 'auto', label: string, testIn
       server: `https://127.0.0.1:${emulator.port}/stream`,
     }),
   );
+  const meter = startHostStallMeter();
   await page.waitForTimeout(PLAY_S * 1000);
+  const host = meter.stop(HOST_STALL_MS);
   const m = await liveMetrics(page);
   // The server's side of the same session: fragments, parity, NACKs answered (shared/PROTOCOL.md).
   const sessions = (await (await fetch(new URL('/api/sessions', server.info.page_url))).json()) as Array<Record<string, unknown>>;
-  const figures = { player: m, server: sessions.at(-1) };
+  const figures = { player: m, server: sessions.at(-1), host };
   console.log(`${label} figures: ${JSON.stringify(figures)}`);
   testInfo.annotations.push({ type: 'figures', description: JSON.stringify(figures) });
-  return { m, server: figures.server };
+  if (host.stalledShare >= HOST_STALL_SHARE) {
+    testInfo.annotations.push({ type: 'host-stalled', description: `the host stalled ${(100 * host.stalledShare).toFixed(1)} % of the run: its latency p95 is not judged` });
+  }
+  return { m, server: figures.server, host };
+}
+
+/**
+ * What the link and the repairs owe the viewer, less what the host took: at most one stall
+ * and one dropped group besides the join's (below), plus one of each per host stall the
+ * player could not ride out; and the latency p95 within 100 ms of the target unless the host
+ * stalled for HOST_STALL_SHARE of the run (then the percentile is the host's).
+ */
+function expectSmooth(m: FecMetrics, host: HostStalls): void {
+  expect(m.fecGroupsSuperseded ?? Infinity).toBeLessThanOrEqual(1 + host.stalls);
+  expect(m.groupsDropped ?? Infinity).toBeLessThanOrEqual(1 + (m.fecGroupsSuperseded ?? 0) + host.stalls);
+  expect(m.stallCount).toBeLessThanOrEqual(1 + host.stalls);
+  if (host.stalledShare < HOST_STALL_SHARE) expect(m.latencyP95Ms ?? Infinity).toBeLessThan(TARGET_MS + 100);
 }
 
 /**
@@ -108,7 +140,7 @@ function expectPlayedThrough(m: FecMetrics): void {
 
 test('live over datagrams: parity rebuilds lost fragments and NACKs fetch the rest, so random loss at an 80 ms RTT does not stall', async ({ page }, testInfo) => {
   test.setTimeout(60_000);
-  const { m, server: s } = await playLossy(page, FEC_K, 'live FEC', testInfo);
+  const { m, server: s, host } = await playLossy(page, FEC_K, 'live FEC', testInfo);
 
   expect(m.error).toBeNull();
   expectPlayedThrough(m);
@@ -120,17 +152,14 @@ test('live over datagrams: parity rebuilds lost fragments and NACKs fetch the re
   // The one group that may be lost is the join group: vivace starts at 1 Mbit/s, below this
   // stream's 3.1 Mbit/s on the wire, and the server may supersede the group before it is sent.
   // The server then says so (LIVE_GONE) and the player skips to the next group.
-  expect(m.fecGroupsSuperseded ?? Infinity).toBeLessThanOrEqual(1);
-  expect(m.groupsDropped ?? Infinity).toBeLessThanOrEqual(1 + (m.fecGroupsSuperseded ?? 0));
-  expect(m.stallCount).toBeLessThanOrEqual(1);
+  expectSmooth(m, host);
   // Every NACK was for a group the server held or had just superseded (answered LIVE_GONE).
   expect(s?.['live_nacks_ignored']).toBe(0);
-  expect(m.latencyP95Ms ?? Infinity).toBeLessThan(TARGET_MS + 100);
 });
 
 test('live over datagrams with fec=auto: parity comes on with the loss the server sees, and the stream plays through it', async ({ page }, testInfo) => {
   test.setTimeout(60_000);
-  const { m, server: s } = await playLossy(page, 'auto', 'live FEC auto', testInfo);
+  const { m, server: s, host } = await playLossy(page, 'auto', 'live FEC auto', testInfo);
   expect(m.error).toBeNull();
   expectPlayedThrough(m);
   // 0.5 % loss: the most parity auto sends (K = 8, live_fec_auto_max), from the start (a new
@@ -141,9 +170,6 @@ test('live over datagrams with fec=auto: parity comes on with the loss the serve
   expect(m.fecRecovered ?? 0).toBeGreaterThan(0);
   // The losses before parity came on were NACKed and repaired in time.
   expect(m.fecGroupsGivenUp).toBe(0);
-  expect(m.fecGroupsSuperseded ?? Infinity).toBeLessThanOrEqual(1);
-  expect(m.groupsDropped ?? Infinity).toBeLessThanOrEqual(1 + (m.fecGroupsSuperseded ?? 0));
-  expect(m.stallCount).toBeLessThanOrEqual(1);
+  expectSmooth(m, host);
   expect(s?.['live_nacks_ignored']).toBe(0);
-  expect(m.latencyP95Ms ?? Infinity).toBeLessThan(TARGET_MS + 100);
 });

@@ -148,8 +148,7 @@ class Store:
         try:
             if read_only:
                 self.conn = sqlite3.connect(":memory:")
-                disk = sqlite3.connect(f"file:{quote(str(self.path.resolve()))}?mode=ro",
-                                       uri=True, timeout=30)
+                disk = sqlite3.connect(self._read_only_uri(), uri=True, timeout=30)
                 try:
                     disk.backup(self.conn)
                 finally:
@@ -172,6 +171,14 @@ class Store:
                 self._add_missing_columns()
         except sqlite3.DatabaseError as exc:
             raise UserError(f"{self.path}: not an A/B results database ({exc})") from None
+
+    def _read_only_uri(self) -> str:
+        """A read-only URI for the file. Without a -wal file beside it no writer is connected
+        (a WAL writer keeps one open), so the file is read as immutable: a plain read-only
+        reader of a WAL database would create -shm and -wal files it cannot remove."""
+        uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
+        wal = self.path.with_name(self.path.name + "-wal")
+        return uri if wal.exists() else uri + "&immutable=1"
 
     def _add_missing_columns(self) -> None:
         """Databases written before a metric column existed get it (NULL for old runs)."""

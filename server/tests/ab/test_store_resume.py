@@ -296,6 +296,25 @@ def test_a_read_only_store_leaves_an_old_database_as_it_was(tmp_path):
             pass
 
 
+def test_a_read_only_store_leaves_no_wal_files_beside_a_closed_database(tmp_path):
+    path = tmp_path / "results.sqlite"
+    with Store(path) as store:
+        run(store, FakeRunner())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results.sqlite"]
+    with open_store(path, read_only=True) as store:
+        assert len(store.runs()) == 12
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results.sqlite"]
+
+
+def test_a_read_only_store_sees_what_a_connected_writer_committed(tmp_path):
+    path = tmp_path / "results.sqlite"
+    with Store(path) as writer:
+        run(writer, FakeRunner())
+        assert (tmp_path / "results.sqlite-wal").exists()
+        with open_store(path, read_only=True) as store:
+            assert len(store.runs()) == 12
+
+
 def test_a_database_from_before_the_cpu_health_columns_gains_them(tmp_path):
     new = ("dropped_frames", "decoded_frames", "event_loop_lag_p95_ms", "event_loop_lag_max_ms",
            "buffering_ratio_with_startup", "browser_cpu_s", "emulator_cpu_s", "cpu_window_s",
