@@ -35,18 +35,14 @@ def _median(doc: dict[str, Any], arm: str, key: str) -> float | None:
     return float(value) if isinstance(value, (int, float)) else None
 
 
-def _median_runs(summary: object) -> float | None:
+def _median_runs(summary: dict[str, Any]) -> float | None:
     """How many runs an arm's medians are over (None in files that do not say)."""
-    if not isinstance(summary, dict):
-        return None
     counted = summary.get("median_runs")
     return float(counted) if isinstance(counted, int | float) else None
 
 
-def _all_runs_flagged(summary: object) -> bool:
+def _all_runs_flagged(summary: dict[str, Any]) -> bool:
     """Whether every run of an arm was CPU-starved, so its medians count flagged runs."""
-    if not isinstance(summary, dict):
-        return False
     runs, starved = summary.get("runs"), summary.get("starved_runs")
     return isinstance(runs, list) and isinstance(starved, list) and 0 < len(runs) <= len(starved)
 
