@@ -231,6 +231,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     d.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
     d.set_defaults(func=_decisions)
 
+    st = sub.add_parser(
+        "stalls",
+        help="when in the session each arm stalled, from stored player series (no experiment "
+        "is run)",
+        description="Over every viewer session in the databases: stall seconds and stalls "
+        "per session in each phase of the session (spans of the page's clock), per arm.",
+    )
+    st.add_argument("dbs", nargs="+", metavar="RESULTS.sqlite")
+    st.add_argument("--arm", action="append", default=[], metavar="ARM",
+                    help="arm label, as stored (repeat for several; default: every arm)")
+    st.add_argument("--edges", default="0,5,10,20", metavar="S,S,...",
+                    help="phase boundaries in seconds, from 0; the last phase runs to the end "
+                    "(default %(default)s)")
+    st.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
+    st.set_defaults(func=_stalls)
+
     r = subparsers.add_parser(
         "report",
         help="self-contained HTML report of an A/B results database",
@@ -437,6 +453,14 @@ def _decisions(args: argparse.Namespace) -> int:
     from pccstream.ab.decisions import markdown, summarize, to_json
 
     result = summarize(args.dbs, args.arm, skip_s=args.skip_s)
+    print(json.dumps(to_json(result), indent=2) if args.json else markdown(result), end="")
+    return 0
+
+
+def _stalls(args: argparse.Namespace) -> int:
+    from pccstream.ab.stalls import markdown, parse_edges, summarize, to_json
+
+    result = summarize(args.dbs, edges=parse_edges(args.edges), arms=args.arm)
     print(json.dumps(to_json(result), indent=2) if args.json else markdown(result), end="")
     return 0
 

@@ -90,7 +90,10 @@ function parseJsonBody(body: Uint8Array | string, what: string): Record<string, 
   return json;
 }
 
-/** Parse and check a LIVE_INFO body (bytes or text). Unknown extra fields are kept. */
+/**
+ * Parse and check a LIVE_INFO body (bytes or text). Unknown extra fields are kept. By hand, not
+ * Ajv: fps and loop_frames are checked against other fields, which a schema cannot say.
+ */
 export function parseLiveInfo(body: Uint8Array | string): LiveInfo {
   const where = 'LIVE_INFO';
   const json = parseJsonBody(body, where);

@@ -69,6 +69,8 @@ function fileRef(obj: Record<string, unknown>, where: string): void {
 /**
  * Check a manifest as shared/schemas/manifest.schema.json and the server's loader do (the
  * vectors in shared/vectors/manifests.json hold all three to the same verdicts); return it typed.
+ * By hand, not Ajv: three rules are across fields (unique ids, ascending bitrates, equal
+ * segment counts), which the schema cannot say, and Ajv would ship its compiler in the page.
  */
 export function parseManifest(json: unknown): Manifest {
   if (!isObject(json)) throw new ManifestError('not a JSON object');
