@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import os
 import random
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from pccstream.ab.design import Design, Slot
+from pccstream.ab.design import Design, Slot, schedule
+from pccstream.ab.experiment import run_experiment
+from pccstream.ab.progress import Progress
+from pccstream.ab.store import Store
 
 # Per-arm true means, so the report and statistics have something known to find.
 BUFFERING = {"vivace": 0.02, "cubic": 0.20, "reno": 0.25}
@@ -119,3 +123,12 @@ class DyingRunner(PlayingRunner):
 @contextlib.asynccontextmanager
 async def dying_runner(design: Design, job: object) -> AsyncIterator[DyingRunner]:
     yield DyingRunner()
+
+
+def stored_experiment(path: Path, design: Design, runner: FakeRunner) -> Path:
+    """Run `design` with `runner` into a new results database at `path`, quietly."""
+    store = Store(path)
+    progress = Progress(len(schedule(design)), 0, 1.0, stream=io.StringIO())
+    asyncio.run(run_experiment(store, design, runner, progress=progress))
+    store.close()
+    return path

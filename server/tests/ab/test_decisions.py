@@ -1,5 +1,3 @@
-import asyncio
-import io
 import json
 from pathlib import Path
 from typing import Any
@@ -7,14 +5,11 @@ from typing import Any
 import pytest
 
 from pccstream.ab.decisions import markdown, summarize
-from pccstream.ab.design import Design, Slot, schedule
-from pccstream.ab.experiment import run_experiment
-from pccstream.ab.progress import Progress
-from pccstream.ab.store import Store
+from pccstream.ab.design import Design, Slot
 from pccstream.cli import main
 from pccstream.errors import UserError
 
-from .fakes import FakeRunner
+from .fakes import FakeRunner, stored_experiment
 
 DESIGN = Design(arms=("vivace", "cubic"), scenario="video-rttflap", runs=2, seed=3,
                 duration_s=10.0, bitrate_kbps=3000)
@@ -50,12 +45,7 @@ class MiRunner(FakeRunner):
 
 @pytest.fixture
 def db(tmp_path: Path) -> Path:
-    path = tmp_path / "r.sqlite"
-    store = Store(path)
-    progress = Progress(len(schedule(DESIGN)), 0, 1.0, stream=io.StringIO())
-    asyncio.run(run_experiment(store, DESIGN, MiRunner(), progress=progress))
-    store.close()
-    return path
+    return stored_experiment(tmp_path / "r.sqlite", DESIGN, MiRunner())
 
 
 def test_verdicts_and_bands_are_shares_of_capacity(db: Path) -> None:

@@ -1,5 +1,3 @@
-import asyncio
-import io
 import json
 import sqlite3
 from dataclasses import replace
@@ -7,15 +5,12 @@ from pathlib import Path
 
 import pytest
 
-from pccstream.ab.design import Design, schedule
-from pccstream.ab.experiment import run_experiment
+from pccstream.ab.design import Design
 from pccstream.ab.pool import pool
-from pccstream.ab.progress import Progress
-from pccstream.ab.store import Store
 from pccstream.cli import main
 from pccstream.errors import UserError
 
-from .fakes import FakeRunner
+from .fakes import FakeRunner, stored_experiment
 
 DESIGN = Design(
     arms=("vivace", "cubic", "reno"),
@@ -28,11 +23,7 @@ DESIGN = Design(
 
 
 def campaign(path: Path, design: Design) -> Path:
-    store = Store(path)
-    progress = Progress(len(schedule(design)), 0, 1.0, stream=io.StringIO())
-    asyncio.run(run_experiment(store, design, FakeRunner(), progress=progress))
-    store.close()
-    return path
+    return stored_experiment(path, design, FakeRunner())
 
 
 def block_values(path: Path, arm: str) -> dict[int, float]:

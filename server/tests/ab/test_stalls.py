@@ -1,20 +1,15 @@
-import asyncio
-import io
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pccstream.ab.design import Design, Slot, schedule
-from pccstream.ab.experiment import run_experiment
-from pccstream.ab.progress import Progress
+from pccstream.ab.design import Design, Slot
 from pccstream.ab.stalls import markdown, parse_edges, summarize
-from pccstream.ab.store import Store
 from pccstream.cli import main
 from pccstream.errors import UserError
 
-from .fakes import FakeRunner
+from .fakes import FakeRunner, stored_experiment
 
 DESIGN = Design(arms=("vivace", "cubic"), scenario="video-rttflap", runs=2, seed=3,
                 duration_s=30.0, bitrate_kbps=3000)
@@ -38,12 +33,7 @@ class StallRunner(FakeRunner):
 
 @pytest.fixture
 def db(tmp_path: Path) -> Path:
-    path = tmp_path / "r.sqlite"
-    store = Store(path)
-    progress = Progress(len(schedule(DESIGN)), 0, 1.0, stream=io.StringIO())
-    asyncio.run(run_experiment(store, DESIGN, StallRunner(), progress=progress))
-    store.close()
-    return path
+    return stored_experiment(tmp_path / "r.sqlite", DESIGN, StallRunner())
 
 
 def test_stall_time_lands_in_the_phase_that_reported_it(db: Path) -> None:
