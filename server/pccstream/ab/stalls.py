@@ -12,6 +12,7 @@ counted, each in the phase of the sample that reported it.
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 from collections import defaultdict
@@ -31,7 +32,7 @@ class ArmStalls:
     arm: str
     sessions: int
     stall_s: list[float]  # per session, one per phase
-    stalls: list[float]  # stall starts per session, one per phase
+    stalls: list[float]  # stalls begun per session, one per phase
 
     @property
     def total_s(self) -> float:
@@ -58,7 +59,8 @@ def parse_edges(text: str) -> list[float]:
 
 
 def _phase(edges: Sequence[float], t: float) -> int:
-    return max(i for i, edge in enumerate(edges) if t >= edge or i == 0)
+    """The phase holding page time `t` (a sample before 0 counts in the first)."""
+    return max(0, bisect.bisect_right(edges, t) - 1)
 
 
 def _add_session(points: list[dict[str, Any]], edges: Sequence[float],
