@@ -56,6 +56,9 @@ class MonitorInterval:
     rtt_min_late: float = math.inf
     n_rtt_early: int = 0
     n_rtt_late: int = 0
+    # (send time - start_time, RTT) of every sample, kept only for the path-step test
+    # (`result(path_step=...)`); None: not kept.
+    samples: list[tuple[float, float]] | None = None
 
     @property
     def packets_resolved(self) -> int:
@@ -79,6 +82,8 @@ class MonitorInterval:
         else:
             self.n_rtt_late += 1
             self.rtt_min_late = min(self.rtt_min_late, rtt)
+        if self.samples is not None:
+            self.samples.append((x, rtt))
         y = rtt - self.y_ref
         self.n_rtt += 1
         self.sum_x += x
@@ -120,6 +125,10 @@ class MonitorInterval:
         sse = max(syy - sxy * sxy / sxx, 0.0)
         return math.sqrt(sse / (n - 2) / sxx)
 
+    def ordered_rtts(self) -> list[float]:
+        """The kept RTT samples in send order (empty when not kept)."""
+        return [y for _, y in sorted(self.samples)] if self.samples else []
+
     def rtt_gradient_minima(self) -> float | None:
         """Rise of the smallest RTT sample from the MI's first half (by send time) to its
         second, per second of send time (None: a half has too few samples to have a floor).
@@ -134,7 +143,9 @@ class MonitorInterval:
         return (self.rtt_min_late - self.rtt_min_early) / half
 
     def result(self, *, now: float, min_packets: int, app_limited_ratio: float,
-               max_send_ratio: float = 0.0) -> MiResult:
+               max_send_ratio: float = 0.0, path_step: float = 0.0) -> MiResult:
+        """`path_step` (seconds, 0 = off): RTT steps at least this large in the kept samples
+        are the path's (see `path_steps`) and are taken out of the RTT gradient."""
         packets = max(self.packets_sent, 1)
         mean_size = self.bytes_sent / packets
         # Like the reference, count the transfer time of the last packet, so an MI of n
@@ -155,6 +166,15 @@ class MonitorInterval:
             delivery_rate = self.bytes_acked / send_duration
         loss = self.bytes_lost / self.bytes_sent if self.bytes_sent else 0.0
         rtt_mean = self.rtt_mean
+        gradient = self.rtt_gradient()
+        stderr = self.rtt_gradient_stderr()
+        minima = self.rtt_gradient_minima()
+        step_total = 0.0
+        if path_step > 0 and self.samples:
+            fit = _fit_without_steps(self.samples, path_step,
+                                     (self.end_time - self.start_time) / 2)
+            if fit is not None:
+                gradient, stderr, minima, step_total = fit
         # An MI is only evidence about its rate if it actually sent at that rate: too few
         # packets, or an application that ran dry, would make a low rate look like a bad
         # choice of the controller.
@@ -176,11 +196,12 @@ class MonitorInterval:
             delivery_rate=delivery_rate,
             loss=loss,
             rtt_mean=rtt_mean,
-            rtt_gradient=self.rtt_gradient(),
-            rtt_gradient_stderr=self.rtt_gradient_stderr(),
+            rtt_gradient=gradient,
+            rtt_gradient_stderr=stderr,
             rtt_samples=self.n_rtt,
             rtt_min=self.rtt_min,
-            rtt_gradient_minima=self.rtt_gradient_minima(),
+            rtt_gradient_minima=minima,
+            rtt_path_step=step_total,
             packets_sent=self.packets_sent,
             start_time=self.start_time,
             finish_time=now,
@@ -188,6 +209,69 @@ class MonitorInterval:
             reason=reason,
             send_fill=send_fill,
         )
+
+
+# A path step needs this many RTT samples on each side of it (an MI after slow start has
+# about six, min_mi_acks): a longer path delays every later packet, a stall a run of ACKs.
+PATH_STEP_SIDE_SAMPLES = 2
+
+
+def path_steps(ys: list[float], threshold: float) -> list[tuple[int, float]]:
+    """Steps of the RTT samples `ys` (in send order): (index of the first sample after the
+    step, signed size in seconds).
+
+    A step up at k is a rise of every later sample above every earlier one by more than
+    `threshold` (down: a fall of every later one below every earlier one). A queue grows
+    and shrinks at most at the rate the senders' excess fills it, one packet time per
+    packet, so only a change of the path's own delay (a new route, the thesis's RTT redrawn
+    every 5 s) moves the whole RTT at once. A stall delays a run of ACKs and ends, which
+    the comparison with every later sample rules out. Consecutive steps add up (a path
+    change shows once per direction of the path, one one-way delay apart).
+    """
+    n = len(ys)
+    side = PATH_STEP_SIDE_SAMPLES
+    if n < 2 * side:
+        return []
+    # Hand-written prefix/suffix extremes: numpy's ufunc.accumulate would cost more than
+    # the loop for the ~10-100 samples of one MI.
+    prefix_max, prefix_min = [0.0] * n, [0.0] * n
+    hi = lo = ys[0]
+    for i, y in enumerate(ys):
+        hi, lo = max(hi, y), min(lo, y)
+        prefix_max[i], prefix_min[i] = hi, lo
+    suffix_max, suffix_min = [0.0] * n, [0.0] * n
+    hi = lo = ys[-1]
+    for i in range(n - 1, -1, -1):
+        hi, lo = max(hi, ys[i]), min(lo, ys[i])
+        suffix_max[i], suffix_min[i] = hi, lo
+    steps = []
+    for k in range(side, n - side + 1):
+        up = suffix_min[k] - prefix_max[k - 1]
+        down = suffix_max[k] - prefix_min[k - 1]
+        if up > threshold:
+            steps.append((k, up))
+        elif down < -threshold:
+            steps.append((k, down))
+    return steps
+
+
+def _fit_without_steps(samples: list[tuple[float, float]], threshold: float, half: float
+                       ) -> tuple[float, float, float | None, float] | None:
+    """(gradient, its standard error, minima gradient, net step) of `samples` with their
+    path steps taken out; None when there is no step."""
+    ordered = sorted(samples)
+    ys = [y for _, y in ordered]
+    steps = path_steps(ys, threshold)
+    if not steps:
+        return None
+    starts = dict(steps)
+    fit = MonitorInterval(id=-1, target_rate=1.0, tag=None, start_time=0.0, end_time=2 * half)
+    shift = 0.0
+    for i, (x, y) in enumerate(ordered):
+        shift += starts.get(i, 0.0)
+        fit.add_rtt_sample(x, y - shift)
+    return (fit.rtt_gradient(), fit.rtt_gradient_stderr(), fit.rtt_gradient_minima(),
+            sum(size for _, size in steps))
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +296,12 @@ class MiResult:
     rtt_min: float = 0.0  # smallest RTT sample of the MI (0: none)
     rtt_gradient_minima: float | None = None  # see MonitorInterval.rtt_gradient_minima
     send_fill: float = 1.0  # share of the MI's open time spent sending before the app ran dry
+    # Net RTT step of the path inside the MI, taken out of rtt_gradient (s; 0: none found
+    # or not looked for).
+    rtt_path_step: float = 0.0
+    # The smallest RTT sample of the MI after the last path step up to its end, this MI's
+    # or one its predecessor ended with (s; 0: no step); set by the sender.
+    rtt_path_floor: float = 0.0
     extra: dict[str, float] = field(default_factory=dict)
 
 
@@ -224,9 +314,10 @@ class MonitorIntervalQueue:
     newest is constant work per packet.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, keep_samples: bool = False) -> None:
         self._mis: deque[MonitorInterval] = deque()
         self._next_id = 0
+        self._keep_samples = keep_samples  # for MonitorInterval.result(path_step=...)
 
     def __len__(self) -> int:
         return len(self._mis)
@@ -252,6 +343,7 @@ class MonitorIntervalQueue:
             start_time=now,
             end_time=now + duration,
             rtt_at_start=rtt,
+            samples=[] if self._keep_samples else None,
         )
         self._next_id += 1
         self._mis.append(mi)

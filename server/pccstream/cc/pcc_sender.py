@@ -15,6 +15,7 @@ not acted on ("stale"), so a decision is only ever based on MIs sent at the rate
 from __future__ import annotations
 
 import abc
+import dataclasses
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -22,7 +23,13 @@ from typing import Any, NamedTuple
 
 from .ack_silence import AckSilences
 from .base import Controller, SentPacket
-from .monitor_interval import MiResult, MonitorInterval, MonitorIntervalQueue
+from .monitor_interval import (
+    PATH_STEP_SIDE_SAMPLES,
+    MiResult,
+    MonitorInterval,
+    MonitorIntervalQueue,
+    path_steps,
+)
 from .pacing import PacerParams
 from .params import param
 from .receive_rate import ReceiveRate
@@ -70,6 +77,17 @@ class PccParams(PacerParams):
         1.15, "an MI that sent more than this times its target rate is not used: it began "
         "with the pacer's burst after the application had been idle, so its utility would "
         "credit the burst to its rate (0 = off)", lo=0.0, hi=100.0)
+    path_step_ms: float = param(
+        0.0, "an RTT step of at least this many ms inside an MI, with every later RTT sample "
+        "above every earlier one (below, for a step down) and at least two samples on each "
+        "side, is the path's delay changing (a new route; the thesis's RTT redrawn every "
+        "5 s), not a queue: the MI's RTT gradient is fitted with the step taken out. A queue "
+        "fills at the senders' excess rate, one packet time per packet, so it cannot move "
+        "every later sample at once; a stall delays a run of ACKs and ends. Vivace also "
+        "measures queues above the RTT after a step up larger than a quarter of the min "
+        "RTT (more than a pacing burst can queue) until an RTT sample goes below it: its "
+        "queue drains and its test of loss behind a queue (loss_pool_queue) (0 = off)",
+        lo=0.0, hi=10_000.0)
     timeout_undo: bool = param(
         True, "after an MI timeout, keep following the packets that were outstanding: when "
         "they arrive late but at their send rate and without loss, the path got longer, not "
@@ -207,6 +225,9 @@ class PccParams(PacerParams):
 # their send rate (the bottleneck kept its rate) with at most this loss rate.
 SPURIOUS_TIMEOUT_DELIVERY = 0.9
 SPURIOUS_TIMEOUT_MAX_LOSS = 0.05
+# path_step_ms: RTT samples of past MIs joined to the next MI's, so that every step has
+# PATH_STEP_SIDE_SAMPLES samples before it in some MI's test (and none is found twice).
+PATH_STEP_TAIL = 2 * PATH_STEP_SIDE_SAMPLES - 1
 
 
 class MiTag(NamedTuple):
@@ -236,7 +257,8 @@ class PccSender(Controller):
         # (a probe may differ from the base rate). Both in bytes/s.
         self.rate = self.clamp(params.initial_rate_mbps * MBIT / 8)
         self._mi_rate = self.rate
-        self.queue = MonitorIntervalQueue()
+        self.queue = MonitorIntervalQueue(keep_samples=params.path_step_ms > 0)
+        self._rtt_tail: list[float] = []  # path_step_ms: the last RTT samples of past MIs
         self.mis_finished = 0
         self.timeouts = 0
         self.last_result: MiResult | None = None
@@ -597,7 +619,9 @@ class PccSender(Controller):
         p = self.params
         result = mi.result(now=now, min_packets=p.min_mi_packets,
                            app_limited_ratio=p.app_limited_ratio,
-                           max_send_ratio=p.max_send_ratio)
+                           max_send_ratio=p.max_send_ratio, path_step=p.path_step_ms / 1000)
+        if p.path_step_ms > 0:
+            result = self._path_steps_into(mi, result)
         self.mis_finished += 1
         if result.packets_sent and mi.packets_acked:
             self.last_result = result
@@ -667,6 +691,29 @@ class PccSender(Controller):
             "rtt_gradient": 0.0, "loss": 0.0, "utility": None,
         }, verdict, state)
 
+    def _path_steps_into(self, mi: MonitorInterval, result: MiResult) -> MiResult:
+        """path_step_ms: look for path steps in `mi`'s RTT samples and the last ones of the MI
+        before it (a step between two MIs, or too near either end of one for its own test,
+        is in neither MI's fit), report a net step up to `on_path_step` and return `result`
+        with the smallest RTT after the last step."""
+        rtts = mi.ordered_rtts()
+        if not rtts:
+            return result
+        tail, self._rtt_tail = self._rtt_tail, (self._rtt_tail + rtts)[-PATH_STEP_TAIL:]
+        joined = tail + rtts
+        steps = path_steps(joined, self.params.path_step_ms / 1000)
+        if not steps:
+            return result
+        floor = min(joined[max(steps[-1][0], len(tail)):])
+        net = sum(size for _, size in steps)
+        if net > 0:
+            self.on_path_step(net, floor)
+        return dataclasses.replace(result, rtt_path_floor=floor)
+
+    def on_path_step(self, rise: float, floor: float) -> None:
+        """path_step_ms: the path's RTT stepped up by `rise` seconds to `floor` (the smallest
+        RTT sample since); every finished MI reports, decided or stale."""
+
     def _check_undo(self, now: float) -> None:
         """Decide on the MIs of the last timeout once all their packets are accounted for."""
         if not self._late.all_complete():
@@ -675,7 +722,8 @@ class PccSender(Controller):
             return
         p = self.params
         results = [mi.result(now=now, min_packets=p.min_mi_packets,
-                             app_limited_ratio=p.app_limited_ratio) for mi in self._late]
+                             app_limited_ratio=p.app_limited_ratio,
+                             path_step=p.path_step_ms / 1000) for mi in self._late]
         self._late = MonitorIntervalQueue()
         measured = [r for r in results if r.packets_sent >= p.min_mi_packets and r.useful]
         sent = sum(r.packets_sent for r in results)
@@ -700,7 +748,7 @@ class PccSender(Controller):
 
     def _emit_mi(self, now: float, r: MiResult, utility: float, gradient: float,
                  verdict: Verdict, state: str) -> None:
-        self._emit(now, {
+        fields: dict[str, Any] = {
             "target_rate_bps": r.target_rate * 8,
             "send_rate_bps": r.send_rate * 8,
             "delivery_rate_bps": r.delivery_rate * 8,
@@ -712,7 +760,10 @@ class PccSender(Controller):
             "loss": r.loss,
             "utility": utility,
             "send_fill": r.send_fill,
-        }, verdict, state)
+        }
+        if self.params.path_step_ms > 0:
+            fields["rtt_path_step_ms"] = r.rtt_path_step * 1000
+        self._emit(now, fields, verdict, state)
 
     def _emit(self, now: float, fields: dict[str, Any], verdict: Verdict,
               state: str | None = None) -> None:

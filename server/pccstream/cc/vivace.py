@@ -42,6 +42,9 @@ REBASE_FUTILE_DRAINS = 2
 # queue_drain_delivery_test judges only drains at least this far below the rate: a shallower
 # one leaves the bottleneck's rate within the delivery rate's noise of the rate sent.
 DELIVERY_TEST_MIN_DEPTH = 0.25
+# path_step_ms: a step up moves the queue's floor only when larger than this share of the
+# min RTT; the pacer's largest burst (a quarter of the rate's BDP) queues less than that.
+PATH_STEP_REBASE_MIN_RTTS = 0.25
 
 
 @dataclass(frozen=True)
@@ -400,6 +403,7 @@ class Vivace(PccSender):
         self._drain_expected = 0.0
         self._futile_drains = 0  # drains in a row that removed almost none of their queue
         self.path_rebases = 0
+        self.path_steps = 0  # steps up that moved the queue's floor (path_step_ms)
         self.path_queue_drains = 0  # drains that found the queue was the path's
         # epsilon_noise: smoothed noise bound of the RTT gradient of decided MIs.
         self.gradient_noise = 0.0
@@ -502,7 +506,11 @@ class Vivace(PccSender):
         stats = self.rtt_stats
         if not stats.has_sample:
             return False
-        floor = stats.min_rtt_or(stats.latest_rtt) + self._queue_threshold()
+        if self.p.path_step_ms > 0:
+            base = self._queue_floor()
+            floor = base + self._queue_threshold(base)
+        else:
+            floor = stats.min_rtt_or(stats.latest_rtt) + self._queue_threshold()
         return all(mi.rtt_mean > floor for mi in mis)
 
     # -- early verdicts ---------------------------------------------------------------------
@@ -531,7 +539,8 @@ class Vivace(PccSender):
                            self._noise_bound(mi.rtt_gradient_stderr(), mi.n_rtt)):
             return
         partial = mi.result(now=now, min_packets=self.p.min_mi_packets,
-                            app_limited_ratio=self.p.app_limited_ratio)
+                            app_limited_ratio=self.p.app_limited_ratio,
+                            path_step=self.p.path_step_ms / 1000)
         if not partial.useful:
             return
         utility, counted = self.mi_utility(partial)
@@ -779,6 +788,24 @@ class Vivace(PccSender):
         self.path_rebases += 1
         return True
 
+    def on_path_step(self, rise: float, floor: float) -> None:
+        """path_step_ms: a step up of the path by more than a pacing burst can queue moves
+        the floor queues are measured above to the RTT after the step."""
+        if not self.rtt_stats.has_sample:
+            return
+        if rise <= PATH_STEP_REBASE_MIN_RTTS * self.rtt_stats.min_rtt_or(floor):
+            return
+        if floor > self._queue_floor():
+            self._path_rtt_base = floor
+            self.path_steps += 1
+
+    def _queue_floor(self) -> float:
+        """The RTT a queue is measured above, as `_update_path_floor` last left it."""
+        stats = self.rtt_stats
+        min_rtt = stats.min_rtt_or(stats.latest_rtt)
+        base = self._path_rtt_base
+        return base if base is not None and base > min_rtt else min_rtt
+
     def _update_path_floor(self, mi: MiResult) -> float:
         """The RTT a queue is measured above: the min RTT, or (queue_drain_rebase) the
         smallest RTT since a drain found the path longer; `mi`'s lower samples pull it back
@@ -788,8 +815,10 @@ class Vivace(PccSender):
         base = self._path_rtt_base
         if base is None:
             return min_rtt
-        if 0 < mi.rtt_min < base:
-            base = self._path_rtt_base = mi.rtt_min
+        # After a step inside `mi`, its samples before the step are the old path's.
+        lowest = mi.rtt_path_floor if mi.rtt_path_floor > 0 else mi.rtt_min
+        if 0 < lowest < base:
+            base = self._path_rtt_base = lowest
         if base <= min_rtt:
             self._path_rtt_base = None
             return min_rtt

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pccstream.cc.monitor_interval import MonitorInterval, MonitorIntervalQueue
+from pccstream.cc.monitor_interval import MonitorInterval, MonitorIntervalQueue, path_steps
 from pccstream.cc.rtt_stats import RttStats
 from pccstream.cc.utility import (
     allegro_latency_utility,
@@ -70,6 +70,48 @@ def test_mi_gradient_minima_sees_a_queue_but_not_a_stall_on_the_ack_path() -> No
     assert stall.rtt_gradient_minima() == pytest.approx(0.0)
     assert stall.result(now=6.0, min_packets=0, app_limited_ratio=0.0).rtt_gradient_minima == (
         pytest.approx(0.0))
+
+
+def test_path_steps_find_a_longer_path_but_not_a_queue_or_a_stall() -> None:
+    flat = [0.040 + 0.0002 * (i % 2) for i in range(6)]
+    # The RTT redrawn 40 -> 70 ms, seen as one step per direction of the path.
+    halves = flat + [0.055 + 0.0002 * (i % 2) for i in range(3)] + [0.070] * 4
+    assert path_steps(halves, 0.005) == [(6, pytest.approx(0.0148)), (9, pytest.approx(0.0148))]
+    assert path_steps(list(reversed(halves)), 0.005)[0][1] < -0.005  # a shorter path
+    # A queue of ours 10 % above capacity grows by about one packet time per packet.
+    assert path_steps([0.040 + 0.0012 * i for i in range(20)], 0.005) == []
+    # A 20 ms stall holds a run of ACKs, the oldest longest, then the RTT is back.
+    assert path_steps(flat + [0.060, 0.056, 0.052, 0.048] + flat, 0.005) == []
+    # Too near an end to tell a step from a stall that has not ended yet.
+    assert path_steps(flat + [0.070], 0.005) == []
+    assert path_steps(flat + [0.070, 0.070], 0.005) == [(6, pytest.approx(0.0298))]
+
+
+def test_mi_gradient_is_fitted_without_a_path_step() -> None:
+    """A path 30 ms longer inside an MI on a queue growing at 0.02: the regression reads a
+    gradient of about 0.5; with the step taken out, the queue's own."""
+    def mi_with_step(keep: bool) -> MonitorInterval:
+        q = MonitorIntervalQueue(keep_samples=keep)
+        mi = q.start(now=5.0, target_rate=1e6, duration=0.06, tag=None)
+        for i in range(12):
+            x = i * 0.005
+            mi.packets_sent += 1
+            mi.bytes_sent += 1000
+            mi.last_sent = 5.0 + x
+            mi.add_rtt_sample(5.0 + x, 0.040 + 0.02 * x + (0.030 if i >= 6 else 0.0))
+        return mi
+
+    raw = mi_with_step(False).result(now=6.0, min_packets=0, app_limited_ratio=0.0,
+                                     path_step=0.005)
+    assert raw.rtt_gradient > 0.4 and raw.rtt_path_step == 0.0  # no samples kept
+    fitted = mi_with_step(True).result(now=6.0, min_packets=0, app_limited_ratio=0.0,
+                                       path_step=0.005)
+    assert fitted.rtt_gradient == pytest.approx(0.02, abs=0.005)
+    assert fitted.rtt_path_step == pytest.approx(0.030, abs=0.001)
+    assert fitted.rtt_gradient_stderr < raw.rtt_gradient_stderr
+    assert fitted.rtt_gradient_minima == pytest.approx(0.02, abs=0.01)
+    off = mi_with_step(True).result(now=6.0, min_packets=0, app_limited_ratio=0.0)
+    assert off.rtt_gradient == pytest.approx(raw.rtt_gradient)
 
 
 def test_mi_gradient_minima_needs_two_samples_in_each_half() -> None:

@@ -258,6 +258,33 @@ def test_drains_on_a_fixed_path_never_rebase() -> None:
     assert ctrl.queue_drains > 0 and ctrl.path_rebases == 0
 
 
+def test_a_path_step_moves_the_queue_floor_at_once() -> None:
+    # The same 20 -> 80 ms step: path_step_ms sees every RTT sample after it stand above every
+    # one before, so the floor moves with the step and no drain runs on the longer path.
+    link = Link(20.0, 0.02, 300_000, rtt_schedule=[(4.0, 0.08)])
+    def run(params: dict[str, str]) -> tuple[int, Any]:
+        _, ctrl, events = _run("vivace", link, until=14.0, params=params)
+        return sum(1 for e in events if e["type"] == "mi" and e["decision"] == "drained"
+                   and e["t_ms"] > 4000), ctrl
+    off, _ = run({})
+    on, ctrl = run({"path_step_ms": "5"})
+    assert ctrl.path_steps >= 1 and ctrl._path_rtt_base is not None
+    assert 0.08 <= ctrl._path_rtt_base < 0.09
+    assert off >= 3 and on == 0
+
+
+def test_a_fixed_path_shows_no_path_step() -> None:
+    # Browser-like ACKs and a busy receiver on one BDP of queue: queues and stalls only. (A
+    # drain at half the rate empties a queue faster than sparse ACKs sample it, which can
+    # read as a step down; a drain decides nothing.)
+    _, ctrl, events = _run("vivace", Link(12.0, 0.03, 45_000), until=20.0,
+                           receiver=BROWSER_HOST, params={"path_step_ms": "5"})
+    assert ctrl.path_steps == 0 and ctrl.queue_drains > 0
+    assert all(e["rtt_path_step_ms"] <= 0 for e in events if e["type"] == "mi")
+    assert all(e["rtt_path_step_ms"] == 0 for e in events
+               if e["type"] == "mi" and e["decision"] != "drained")
+
+
 def test_viewers_share_more_evenly_when_overflow_loss_is_not_pooled() -> None:
     # Fig. 5.2 on the link model, 30 s, with viewers that open 0.5 s apart, idle a round
     # trip per segment and lose nothing to headers (session 20's model): the first flow
