@@ -144,7 +144,7 @@ class MonitorInterval:
 
     def result(self, *, now: float, min_packets: int, app_limited_ratio: float,
                max_send_ratio: float = 0.0, path_step: float = 0.0) -> MiResult:
-        """`path_step` (seconds, 0 = off): RTT steps at least this large in the kept samples
+        """`path_step` (seconds, 0 = off): RTT steps larger than this in the kept samples
         are the path's (see `path_steps`) and are taken out of the RTT gradient."""
         packets = max(self.packets_sent, 1)
         mean_size = self.bytes_sent / packets

@@ -78,7 +78,7 @@ class PccParams(PacerParams):
         "with the pacer's burst after the application had been idle, so its utility would "
         "credit the burst to its rate (0 = off)", lo=0.0, hi=100.0)
     path_step_ms: float = param(
-        0.0, "an RTT step of at least this many ms inside an MI, with every later RTT sample "
+        0.0, "an RTT step of more than this many ms inside an MI, with every later RTT sample "
         "above every earlier one (below, for a step down) and at least two samples on each "
         "side, is the path's delay changing (a new route; the thesis's RTT redrawn every "
         "5 s), not a queue: the MI's RTT gradient is fitted with the step taken out. A queue "
