@@ -234,18 +234,22 @@ def test_outage_recovery_resumes_near_the_rate_before() -> None:
     assert off.recovery_s is None or off.recovery_s > on.recovery_s + 0.5
 
 
+def _drains_after_path_step(params: dict[str, str], *, after_ms: float) -> tuple[int, Any]:
+    """`vivace` on a 20 Mbit/s path whose RTT steps from 20 to 80 ms at 4 s: the drain MIs
+    that finished after `after_ms`, and the controller."""
+    link = Link(20.0, 0.02, 300_000, rtt_schedule=[(4.0, 0.08)])
+    _, ctrl, events = _run("vivace", link, until=14.0, params=params)
+    return sum(1 for e in events if e["type"] == "mi" and e["decision"] == "drained"
+               and e["t_ms"] > after_ms), ctrl
+
+
 def test_a_drain_that_finds_a_longer_path_rebases_the_queue_floor() -> None:
     # The RTT steps from 20 to 80 ms at 4 s: the connection's min RTT keeps 20 ms, so every MI
     # seems to stand on a 60 ms queue. Without queue_drain_rebase the drains go on at
     # growing intervals, each at up to half the rate; with it, the second failed drain in a
     # row moves the floor to the longer path, where a queue of ours is still drained.
-    link = Link(20.0, 0.02, 300_000, rtt_schedule=[(4.0, 0.08)])
-    def drains_after_step(rebase: str) -> tuple[int, Any]:
-        _, ctrl, events = _run("vivace", link, until=14.0, params={"queue_drain_rebase": rebase})
-        return sum(1 for e in events if e["type"] == "mi" and e["decision"] == "drained"
-                   and e["t_ms"] > 4500), ctrl
-    off, _ = drains_after_step("0")
-    on, ctrl = drains_after_step("1")
+    off, _ = _drains_after_path_step({"queue_drain_rebase": "0"}, after_ms=4500)
+    on, ctrl = _drains_after_path_step({"queue_drain_rebase": "1"}, after_ms=4500)
     assert ctrl.path_rebases >= 1 and ctrl._path_rtt_base is not None
     assert 0.08 <= ctrl._path_rtt_base < 0.09
     assert on < off
@@ -261,13 +265,8 @@ def test_drains_on_a_fixed_path_never_rebase() -> None:
 def test_a_path_step_moves_the_queue_floor_at_once() -> None:
     # The same 20 -> 80 ms step: path_step_ms sees every RTT sample after it stand above every
     # one before, so the floor moves with the step and no drain runs on the longer path.
-    link = Link(20.0, 0.02, 300_000, rtt_schedule=[(4.0, 0.08)])
-    def run(params: dict[str, str]) -> tuple[int, Any]:
-        _, ctrl, events = _run("vivace", link, until=14.0, params=params)
-        return sum(1 for e in events if e["type"] == "mi" and e["decision"] == "drained"
-                   and e["t_ms"] > 4000), ctrl
-    off, _ = run({})
-    on, ctrl = run({"path_step_ms": "5"})
+    off, _ = _drains_after_path_step({}, after_ms=4000)
+    on, ctrl = _drains_after_path_step({"path_step_ms": "5"}, after_ms=4000)
     assert ctrl.path_steps >= 1 and ctrl._path_rtt_base is not None
     assert 0.08 <= ctrl._path_rtt_base < 0.09
     assert off >= 3 and on == 0
