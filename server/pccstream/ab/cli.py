@@ -27,6 +27,7 @@ from pccstream.cli_conventions import (
     sigterm_interrupts,
 )
 from pccstream.errors import Interrupted, UserError
+from pccstream.media.package import made_by_this_encoder
 from pccstream.media.recipes import named_media
 from pccstream.paths import cache_dir as work_cache_dir
 from pccstream.paths import stale_web_build
@@ -358,7 +359,11 @@ def media_for_ladder(
         candidates += sorted(root.glob(f"{ladder_name}-*s"))
     for candidate in candidates:
         # Media from before VOD chunking (no `chunk_frames`) would start a whole segment late.
-        if _manifest_fits(candidate, ladder, need_s) and _is_chunked(candidate):
+        if (
+            _manifest_fits(candidate, ladder, need_s)
+            and _is_chunked(candidate)
+            and made_by_this_encoder(candidate)
+        ):
             return candidate
     duration = int(math.ceil(need_s / 10.0) * 10)
     out = root / f"{ladder_name}-{duration}s"

@@ -192,6 +192,7 @@ def run_info(args: argparse.Namespace) -> int:
         print(
             f"  [{r.index}] {r.id:>7} {r.width}x{r.height} {r.codec:<16} "
             f"target {r.bitrate_bps / 1000:.0f} kbit/s, measured {r.measured_bps / 1000:.0f} "
-            f"kbit/s, {total / 1e6:.2f} MB"
+            f"kbit/s, {total / 1e6:.2f} MB, ahead of its target by at most "
+            f"{r.lead_over_bitrate_s:.2f} s"
         )
     return 0

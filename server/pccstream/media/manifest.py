@@ -72,6 +72,18 @@ class Rendition:
         seconds = sum(s.duration_s for s in self.segments)
         return sum(s.bytes for s in self.segments) * 8 / seconds if seconds > 0 else 0.0
 
+    @property
+    def lead_over_bitrate_s(self) -> float:
+        """How far the segments' bytes ever run ahead of the target bitrate, in seconds of it:
+        the buffer a player needs before it starts to play through a link at exactly that
+        bitrate (0 when every prefix fits)."""
+        sent = 0
+        lead = 0.0
+        for segment in self.segments:
+            sent += segment.bytes * 8
+            lead = max(lead, sent / self.bitrate_bps - (segment.start_s + segment.duration_s))
+        return lead
+
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id,

@@ -36,6 +36,10 @@ from pccstream.media.manifest import (
 from pccstream.media.mp4 import parse_init, parse_segment
 
 CODECS = ("h264", "vp9", "av1")
+# Bump when the encoder's arguments change the bytes it writes: media made before are then
+# made again where they are named (recipes) or cached (`pccstream ab`).
+ENCODER_REVISION = 2  # 2: a chunked VOD stream's rate-control buffer starts at one chunk
+ENCODER_REVISION_NAME = ".encoder-revision"
 MAX_FPS = 120
 
 Reporter = Callable[[str], None]
@@ -62,6 +66,21 @@ class EncodeSettings:
         if self.vbv_frames == 0:
             return bitrate_bps
         return round(bitrate_bps * self.vbv_frames / self.fps)
+
+    def vbv_start_bits(self, bitrate_bps: int) -> int | None:
+        """What the rate-control buffer holds at the first frame; None leaves the encoder's
+        default (90 % full).
+
+        Whatever the buffer holds at the start, the stream may spend early: 90 % of a
+        one-second VOD buffer let a 15 Mbit/s stream carry 15.8 Mbit/s for its first 4 s,
+        which a player that starts after one chunk can only play through a faster link. Starting
+        with one chunk's worth keeps every prefix within the bitrate plus that chunk, the
+        buffer the player starts with. Whole-segment media and the live channel's few-frame
+        buffer keep the default.
+        """
+        if self.vbv_frames or not self.chunk_frames:
+            return None
+        return min(self.vbv_bits(bitrate_bps), round(bitrate_bps * self.chunk_frames / self.fps))
 
 
 def parse_positive(text: str, flag: str) -> Fraction:
@@ -143,6 +162,19 @@ def _num(value: Fraction) -> str:
     )
 
 
+def made_by_this_encoder(media: Path) -> bool:
+    """Whether `media` was written with today's encoder arguments (`ENCODER_REVISION`)."""
+    try:
+        return (media / ENCODER_REVISION_NAME).read_text().strip() == str(ENCODER_REVISION)
+    except OSError:
+        return False
+
+
+def _vbv_start_args(settings: EncodeSettings, index: int, bitrate_bps: int) -> list[str]:
+    start = settings.vbv_start_bits(bitrate_bps)
+    return [] if start is None else [f"-rc_init_occupancy:v:{index}", str(start)]
+
+
 def encoder_args(settings: EncodeSettings) -> list[str]:
     """Per-codec options: fast presets, CBR-like rate control, keyframe every segment."""
     gop = str(settings.segment_frames)
@@ -175,6 +207,7 @@ def encoder_args(settings: EncodeSettings) -> list[str]:
             b = str(rung.bitrate_bps)
             vbv = str(settings.vbv_bits(rung.bitrate_bps))
             args += [f"-b:v:{i}", b, f"-maxrate:v:{i}", b, f"-bufsize:v:{i}", vbv]
+            args += _vbv_start_args(settings, i, rung.bitrate_bps)
     elif settings.codec == "vp9":
         args += [
             "-c:v",
@@ -200,6 +233,7 @@ def encoder_args(settings: EncodeSettings) -> list[str]:
                 b,
                 f"-bufsize:v:{i}",
                 str(settings.vbv_bits(rung.bitrate_bps)),
+                *_vbv_start_args(settings, i, rung.bitrate_bps),
             ]
     else:
         # SVT-AV1 does CBR only with its low-delay prediction structure.
@@ -339,9 +373,11 @@ def encode(
         run_ffmpeg(tools, args, what=f"encoding {source}", total_s=total_s, report=report)
         report(f"encoded in {time.monotonic() - started:.1f} s")
         document = _describe(stage, out, settings, source)
+        (out / ENCODER_REVISION_NAME).unlink(missing_ok=True)
         _remove_previous(out)
         _publish(stage, out, settings)
         write_manifest(out, document)
+        (out / ENCODER_REVISION_NAME).write_text(f"{ENCODER_REVISION}\n")
     finally:
         shutil.rmtree(stage, ignore_errors=True)
     manifest = load_manifest(out)  # the same checks the server will make
@@ -349,7 +385,8 @@ def encode(
         report(
             f"{r.id}: {r.width}x{r.height} {r.codec}, {len(r.segments)} segments, "
             f"{sum(s.bytes for s in r.segments) / 1e6:.2f} MB, measured "
-            f"{r.measured_bps / 1000:.0f} kbit/s (target {r.bitrate_bps // 1000})"
+            f"{r.measured_bps / 1000:.0f} kbit/s (target {r.bitrate_bps // 1000}), ahead of "
+            f"its target by at most {r.lead_over_bitrate_s:.2f} s"
         )
     report(f"wrote {out / MANIFEST_NAME} ({manifest.duration_s:g} s)")
     return manifest

@@ -16,15 +16,13 @@ from pathlib import Path
 from pccstream.errors import UserError
 from pccstream.media.ffmpeg import find_tools, stderr_reporter
 from pccstream.media.ladder import DEFAULT_LADDER, parse_ladder
-from pccstream.media.package import make_settings, synthesize
+from pccstream.media.package import ENCODER_REVISION, make_settings, synthesize
 from pccstream.paths import MEDIA_RECIPES, data_path, media_root
 
 _KEYS = {"duration", "ladder", "segment_seconds", "chunk_frames", "codec", "fps", "vbv_frames"}
 # Written beside manifest.json by `make`: the fingerprint of the recipe the media was made
 # from, so a changed recipe makes the media again (bootstrap, first use).
 FINGERPRINT_NAME = ".recipe-fingerprint"
-# Bump when the encoder's arguments change in a way the recipe keys do not show.
-_ENCODER_REVISION = 1
 
 
 @dataclass(frozen=True)
@@ -42,7 +40,7 @@ class Recipe:
 
     def fingerprint(self) -> str:
         """Stable digest of everything that decides the encoded bytes."""
-        fields = asdict(self) | {"encoder_revision": _ENCODER_REVISION}
+        fields = asdict(self) | {"encoder_revision": ENCODER_REVISION}
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:16]
 
 

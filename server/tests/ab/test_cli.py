@@ -1,5 +1,6 @@
 import asyncio
 import io
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ from pccstream.ab.experiment import run_experiment
 from pccstream.ab.progress import Progress, estimate_eta, format_duration
 from pccstream.ab.store import Store
 from pccstream.cli import build_parser, main
+from pccstream.media.package import ENCODER_REVISION, ENCODER_REVISION_NAME
 
 from .fakes import FakeRunner
 
@@ -76,18 +78,50 @@ def test_design_from_args_fills_the_scenario_and_ladder():
     )
 
 
-def test_media_is_found_in_the_cache(tmp_path: Path, monkeypatch):
-    monkeypatch.setenv("PCCSTREAM_CACHE", str(tmp_path))
-    media = tmp_path / "media" / "750k-40s"
+def _cached_media(root: Path, *, stamped: bool) -> Path:
+    media = root / "media" / "750k-40s"
     media.mkdir(parents=True)
     (media / "manifest.json").write_text(
-        '{"duration_s": 40, "renditions": [{"bitrate_bps": 750000}]}'
+        '{"duration_s": 40, "chunk_frames": 6, "renditions": [{"bitrate_bps": 750000}]}'
     )
-    design = Design(
-        arms=("cubic",), scenario="video-rttflap", bitrate_kbps=750, ladder=(750,), duration_s=30
-    )
+    if stamped:
+        (media / ENCODER_REVISION_NAME).write_text(f"{ENCODER_REVISION}\n")
+    return media
+
+
+def _encodes(monkeypatch) -> list[list[str]]:
+    """Record the encodes `media_for_ladder` would start instead of running them."""
+    commands: list[list[str]] = []
+
+    def fake_run(command: list[str], **_: object) -> subprocess.CompletedProcess[str]:
+        commands.append(command)
+        return subprocess.CompletedProcess(command, 0, "", "")
+
+    monkeypatch.setattr(ab_cli.subprocess, "run", fake_run)
+    return commands
+
+
+_DESIGN_750K = Design(
+    arms=("cubic",), scenario="video-rttflap", bitrate_kbps=750, ladder=(750,), duration_s=30
+)
+
+
+def test_media_is_found_in_the_cache(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("PCCSTREAM_CACHE", str(tmp_path))
     monkeypatch.setattr(ab_cli, "named_media", lambda name: tmp_path / name)  # none here
-    assert ab_cli.find_or_make_media(design, None) == media
+    media = _cached_media(tmp_path, stamped=True)
+    encodes = _encodes(monkeypatch)
+    assert ab_cli.find_or_make_media(_DESIGN_750K, None) == media
+    assert encodes == []
+
+
+def test_cached_media_from_an_older_encoder_is_made_again(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("PCCSTREAM_CACHE", str(tmp_path))
+    monkeypatch.setattr(ab_cli, "named_media", lambda name: tmp_path / name)
+    media = _cached_media(tmp_path, stamped=False)
+    encodes = _encodes(monkeypatch)
+    assert ab_cli.find_or_make_media(_DESIGN_750K, None) == media
+    assert len(encodes) == 1 and encodes[0][-1] == "--force" and str(media) in encodes[0]
 
 
 def test_export_and_resume_of_the_last_unfinished_experiment(tmp_path: Path, capsys):

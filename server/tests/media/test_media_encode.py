@@ -13,7 +13,13 @@ from pccstream.media.ffmpeg import find_tools
 from pccstream.media.ladder import parse_ladder
 from pccstream.media.manifest import Manifest, load_manifest
 from pccstream.media.mp4 import parse_init, parse_segment
-from pccstream.media.package import make_settings, package_file, synthesize
+from pccstream.media.package import (
+    ENCODER_REVISION_NAME,
+    made_by_this_encoder,
+    make_settings,
+    package_file,
+    synthesize,
+)
 
 from .helpers import decode_gray, make_video, quiet, requires_ffmpeg
 
@@ -108,6 +114,14 @@ def test_measured_bitrate_close_to_target(h264_dir: Path) -> None:
         assert 0.8 * r.bitrate_bps < r.measured_bps < 1.25 * r.bitrate_bps
 
 
+def test_no_rendition_runs_ahead_of_its_bitrate_by_more_than_a_chunk(h264_dir: Path) -> None:
+    # A player starts after one chunk (0.2 s here); with the encoders' default 90 %-full
+    # rate-control buffer these two renditions ran 0.32-0.37 s ahead.
+    assert made_by_this_encoder(h264_dir)
+    for r in load_manifest(h264_dir).renditions:
+        assert r.lead_over_bitrate_s <= 0.2
+
+
 def _single(tmp_path: Path, codec: str) -> Manifest:
     settings = make_settings(parse_ladder("300k"), codec, "30", "1")
     return synthesize(
@@ -158,7 +172,8 @@ def test_rerun_replaces_previous_output_only(tmp_path: Path) -> None:
     synthesize(find_tools(), out, settings=settings, duration_s=1, force=False, report=quiet)
     assert sorted(p.name for p in (out / "300k").iterdir()) == ["init.mp4", "seg-00000.m4s"]
     assert (out / "notes.txt").read_text(encoding="utf-8") == "mine"
-    assert not [p for p in out.iterdir() if p.name.startswith(".")]
+    # No staging directory is left; the only dot file is the encoder's revision.
+    assert [p.name for p in out.iterdir() if p.name.startswith(".")] == [ENCODER_REVISION_NAME]
 
 
 def test_failed_encode_leaves_no_staging_and_no_manifest(tmp_path: Path) -> None:

@@ -150,3 +150,20 @@ def test_codec_strings_from_configuration_boxes() -> None:
     # av1C: marker|version, profile 0 / level 8, main tier 8-bit; 10-bit high tier
     assert codec_string("av01", bytes([0x81, 0x08, 0x0C, 0])) == "av01.0.08M.08"
     assert codec_string("av01", bytes([0x81, 0x2D, 0xCC, 0])) == "av01.1.13H.10"
+
+
+def test_lead_over_bitrate_is_the_most_a_prefix_runs_ahead() -> None:
+    from pccstream.media.manifest import InitSegment, Rendition, Segment
+
+    def rendition(mbit_per_segment: list[float]) -> Rendition:
+        segments = tuple(
+            Segment(i, f"s{i}", Path(f"s{i}"), 2.0 * i, 2.0, round(mbit * 1e6 / 8))
+            for i, mbit in enumerate(mbit_per_segment)
+        )
+        return Rendition(0, "15000k", 15_000_000, 1920, 1080, "avc1.640028", "video/mp4",
+                         InitSegment("init", Path("init"), 800), segments)
+
+    # 16.5 then 15 Mbit/s for 2 s each: 4.2 s of bitrate by 4 s; then 12 Mbit/s.
+    assert rendition([33.0, 30.0, 24.0]).lead_over_bitrate_s == pytest.approx(0.2)
+    assert rendition([24.0, 30.0, 42.0]).lead_over_bitrate_s == pytest.approx(0.4)  # at the end
+    assert rendition([30.0, 29.0]).lead_over_bitrate_s == 0.0

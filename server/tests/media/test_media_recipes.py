@@ -100,3 +100,18 @@ def test_the_live_rate_control_buffer_is_two_frames_of_bitrate() -> None:
     assert vod[vod.index("-bufsize:v:0") + 1] == "2500000"  # VOD unchanged: one second
     with pytest.raises(UserError, match="--vbv-frames 16"):
         make_settings(parse_ladder("2500k"), "h264", "30", "0.5", 1, 16)
+
+
+def test_a_chunked_vod_rate_control_buffer_starts_at_one_chunk() -> None:
+    from pccstream.media.ladder import parse_ladder
+    from pccstream.media.package import encoder_args, make_settings
+
+    def start(codec: str, segment: str, chunk: int | None, vbv: int = 0) -> str | None:
+        args = encoder_args(make_settings(parse_ladder("2500k"), codec, "30", segment, chunk, vbv))
+        flag = "-rc_init_occupancy:v:0"
+        return args[args.index(flag) + 1] if flag in args else None
+
+    assert start("h264", "2", None) == str(2_500_000 * 6 // 30)  # 6-frame chunks
+    assert start("vp9", "2", 3) == str(2_500_000 * 3 // 30)
+    assert start("h264", "2", 0) is None  # whole segments: the player starts after one
+    assert start("h264", "0.5", 1, 2) is None  # live: its buffer is two frames already
