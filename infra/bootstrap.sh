@@ -69,13 +69,8 @@ fi
 
 # 5. Default media for the demo and the tests, and 6. the live channel's media: the recipes of
 #    infra/media/recipes.toml (an installed pccstream makes the same on first use). Each media
-#    directory carries the fingerprint of the recipe it was made from (.recipe-fingerprint);
-#    a changed recipe makes it again. A media/default from before fingerprints but with CMAF
-#    chunks ("chunk_frames" in its manifest) is the recipe as it still is: stamped, not re-encoded.
-if [[ ! -f media/default/.recipe-fingerprint ]] && [[ -f media/default/manifest.json ]] \
-  && grep -q '"chunk_frames"' media/default/manifest.json; then
-  .venv/bin/pccstream media recipe default --out media/default --stamp
-fi
+#    directory carries the fingerprint of the recipe and encoder revision it was made from
+#    (.recipe-fingerprint); a changed recipe or encoder makes it again.
 step "default media (media/default: recipe 'default' of infra/media/recipes.toml)"
 .venv/bin/pccstream media recipe default --out media/default --force --if-stale
 step "live media (media/live: recipe 'live' of infra/media/recipes.toml)"

@@ -11,7 +11,15 @@ from pccstream.errors import UserError
 from pccstream.media.ffmpeg import find_tools, stderr_reporter
 from pccstream.media.ladder import DEFAULT_LADDER, parse_ladder
 from pccstream.media.manifest import load_manifest
-from pccstream.media.package import CODECS, make_settings, package_file, synthesize
+from pccstream.media.package import (
+    CODECS,
+    ENCODER_REVISION,
+    ENCODER_REVISION_NAME,
+    made_by_this_encoder,
+    make_settings,
+    package_file,
+    synthesize,
+)
 
 DEFAULT_SYNTH_DURATION_S = 60.0
 
@@ -120,7 +128,7 @@ def register(subparsers: Any) -> None:
         "--stamp",
         action="store_true",
         help="only record DIR as made from the recipe as it is now (no encode): for media "
-        "made before fingerprints whose recipe has not changed since",
+        "today's encoder made before fingerprints whose recipe has not changed since",
     )
     recipe.set_defaults(func=run_recipe)
 
@@ -152,6 +160,11 @@ def run_recipe(args: argparse.Namespace) -> int:
     if args.stamp:
         if not (args.out / "manifest.json").is_file():
             raise UserError(f"--stamp {args.out}: no manifest.json there to stamp")
+        if not made_by_this_encoder(args.out):
+            raise UserError(
+                f"--stamp {args.out}: written by an older encoder (no {ENCODER_REVISION_NAME} "
+                f"of revision {ENCODER_REVISION}); make it again without --stamp"
+            )
         stamp(args.name, args.out)
         return 0
     if args.if_stale and is_current(args.name, args.out):

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from pccstream import cli
+from pccstream.media.package import ENCODER_REVISION, ENCODER_REVISION_NAME
 
 from .helpers import make_video, requires_ffmpeg
 
@@ -138,6 +139,7 @@ def test_recipe_if_stale_and_stamp(
 
     def fake_make(name: str, out: Path, *, force: bool) -> None:
         (out / "manifest.json").write_text("{}")
+        (out / ENCODER_REVISION_NAME).write_text(f"{ENCODER_REVISION}\n")
         recipes.stamp(name, out)
         made.append(name)
 
@@ -150,5 +152,10 @@ def test_recipe_if_stale_and_stamp(
     assert cli.main(argv) == 0 and made == ["live"]  # no fingerprint: made
     assert cli.main(argv) == 0 and made == ["live"]  # current: kept
     (out / recipes.FINGERPRINT_NAME).unlink()
+    (out / ENCODER_REVISION_NAME).write_text("1\n")
+    capsys.readouterr()
+    err = _error(capsys, "media", "recipe", "live", "--out", str(out), "--stamp")
+    assert "written by an older encoder" in err and "make it again without --stamp" in err
+    (out / ENCODER_REVISION_NAME).write_text(f"{ENCODER_REVISION}\n")
     assert cli.main(["media", "recipe", "live", "--out", str(out), "--stamp"]) == 0
     assert recipes.is_current("live", out) and made == ["live"]
