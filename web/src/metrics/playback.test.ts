@@ -134,6 +134,28 @@ describe('PlaybackMetrics', () => {
     expect(s.state).toBe('playing');
   });
 
+  it('counts no stall time when a thin buffer keeps pace within the clock tick', () => {
+    // 0.1 s + 0.2 s is not 0.3 s in doubles, and the page clock ticks every 0.1 ms: each such
+    // interval left ~1e-14 ms or one tick of "stall" (runs stored 5e-17 % and 3e-4 %).
+    const m = new PlaybackMetrics();
+    m.startRequested(0);
+    const base = { ended: false, paused: false, eos: false, rendition: 0, bitrateBps: 1e6 };
+    m.sample({ ...base, t: 0, currentTime: 0, bufferAhead: 1 });
+    let t = 0;
+    let ct = 0;
+    for (let i = 1; i <= 300; i++) {
+      const stepS = i % 2 === 0 ? 0.1 : 0.2;
+      t += stepS * 1000;
+      ct += stepS;
+      const tickMs = i % 3 === 0 ? 0.1 : 0; // the clock read one tick late
+      m.sample({ ...base, t: t + 0.1 * i + tickMs, currentTime: ct + 0.0001 * i, bufferAhead: 0.05 });
+    }
+    const s = m.snapshot();
+    expect(s.stallSeconds).toBe(0);
+    expect(s.bufferingRatio).toBe(0);
+    expect(s.stallCount).toBe(0);
+  });
+
   it('counts only the time a thin buffer made the playhead wait', () => {
     // Low for 1 s, in which the playhead waits 300 ms for a late chunk: one stall of 300 ms.
     const m = new PlaybackMetrics();

@@ -59,6 +59,12 @@ export const FROZEN_PLAYHEAD_MS = 100;
  */
 export const STALL_MIN_LOSS_MS = 40;
 
+/**
+ * The page clock's tick: performance.now() is coarsened to 100 µs in a page that is not
+ * cross-origin isolated (ours is not). A playhead's shortfall within one tick is rounding.
+ */
+export const CLOCK_RESOLUTION_MS = 0.1;
+
 export interface PlaybackSample {
   /** Page clock, ms. */
   t: number;
@@ -247,7 +253,11 @@ export class PlaybackMetrics {
     const measurable = !jumped && !prev.seeking && !s.seeking && !prev.ended;
     const rate = prev.playbackRate && prev.playbackRate > 0 ? prev.playbackRate : 1;
     const advancedMs = measurable ? (Math.max(0, s.currentTime - prev.currentTime) * 1000) / rate : 0;
-    this.episodeLossMs += dt - advancedMs;
+    // A playhead that kept pace leaves the clocks' rounding in (dt − advanced): float residue
+    // (~1e-13 ms) or one tick of the page clock. That is no wait.
+    const shortfallMs = dt - advancedMs;
+    const ticks = Math.round(Math.abs(shortfallMs) / CLOCK_RESOLUTION_MS);
+    this.episodeLossMs += ticks <= 1 ? 0 : shortfallMs;
     const stall = Math.min(dt, Math.max(0, this.episodeLossMs - this.episodeStallMs));
     this.stallMs += stall;
     this.episodeStallMs += stall;
