@@ -281,6 +281,28 @@ def test_increase_boundary_max_caps_steps_up_only() -> None:
     assert -mbps(down._step(-100.0)) == pytest.approx(10.0 * (0.05 + 2 * 0.1))
 
 
+def test_increase_boundary_floor_lets_small_flows_step_by_packets() -> None:
+    v = probing_vivace(1.5, increase_boundary_floor_packets=5)
+    v.rtt_stats.update(0.1)
+    v.tau = 1
+    floor_mbps = 5 * v.max_datagram_size * 8 / MBIT / 0.1
+    # A step of 0.3 Mbit/s is 20 % of 1.5 Mbit/s, past omega0's 5 %, but under the floor:
+    # it stands whole, and the boundary does not grow.
+    assert mbps(v._step(0.3 / v.p.theta0)) == pytest.approx(0.3)
+    assert v.k == 0
+    # A larger one is clipped at the floor, not at omega x rate, and the boundary grows.
+    assert mbps(v._step(10.0)) == pytest.approx(floor_mbps)
+    assert v.k == 1
+    # Decreases keep the thesis's boundary.
+    v.k = 0
+    assert -mbps(v._step(-10.0)) == pytest.approx(1.5 * 0.05)
+    # Off, the same increase is held to omega0 x rate.
+    off = probing_vivace(1.5)
+    off.rtt_stats.update(0.1)
+    off.tau = 1
+    assert mbps(off._step(0.3 / off.p.theta0)) == pytest.approx(1.5 * 0.05)
+
+
 def test_amplifier_values() -> None:
     assert [Vivace.amplifier(t) for t in range(1, 7)] == [1, 2, 3, 5, 7, 9]
 
