@@ -1078,21 +1078,17 @@ class Vivace(PccSender):
 
     # -- step size -------------------------------------------------------------------------
 
+    def _packets_per_srtt(self, packets: float) -> float:
+        """`packets` per smoothed RTT, bytes/s (0 when packets <= 0 or no RTT sample yet)."""
+        srtt = self.rtt_stats.smoothed_rtt
+        if packets <= 0 or srtt <= 0:
+            return 0.0
+        return packets * self.max_datagram_size / srtt
+
     def _increase_floor(self, rate: float) -> float:
         """increase_floor_packets: the smallest increase from `rate`, bytes/s."""
-        packets = self.p.increase_floor_packets
-        srtt = self.rtt_stats.smoothed_rtt
-        if packets <= 0 or srtt <= 0:
-            return 0.0
-        return min(packets * self.max_datagram_size / srtt, self.boundary() * rate)
-
-    def _increase_boundary_floor_mbps(self) -> float:
-        """increase_boundary_floor_packets as a rate change in Mbit/s (0 when off)."""
-        packets = self.p.increase_boundary_floor_packets
-        srtt = self.rtt_stats.smoothed_rtt
-        if packets <= 0 or srtt <= 0:
-            return 0.0
-        return self.mbps(packets * self.max_datagram_size / srtt)
+        return min(self._packets_per_srtt(self.p.increase_floor_packets),
+                   self.boundary() * rate)
 
     @staticmethod
     def amplifier(tau: int) -> float:
@@ -1116,12 +1112,13 @@ class Vivace(PccSender):
         omega = self.boundary()
         if gamma > 0 and p.increase_boundary_max > 0:
             omega = min(omega, p.increase_boundary_max)
-        floor_mbps = self._increase_boundary_floor_mbps() if gamma > 0 else 0.0
-        if ratio > omega and abs(change_mbps) > floor_mbps:
-            change_mbps = math.copysign(max(omega * rate_mbps, floor_mbps), change_mbps)
-            self.k += 1
-        elif ratio > omega:
-            pass  # within the packet floor: not clipped, and the boundary does not grow
+        floor_mbps = (self.mbps(self._packets_per_srtt(p.increase_boundary_floor_packets))
+                      if gamma > 0 else 0.0)
+        if ratio > omega:
+            # A step within the packet floor is not clipped, and the boundary does not grow.
+            if abs(change_mbps) > floor_mbps:
+                change_mbps = math.copysign(max(omega * rate_mbps, floor_mbps), change_mbps)
+                self.k += 1
         elif p.delta > 0:
             self.k = max(0, math.ceil((ratio - p.omega0) / p.delta - 1e-9))
         return change_mbps * MBIT / 8
