@@ -780,7 +780,10 @@ class PccSender(Controller):
 # The ACK-burst test needs a delivery rate measured over at least two gaps between frames.
 MIN_BURST_ACK_FRAMES = 3
 # SlowStart.on_result actions that keep the rate and report why (decision `hold:<action>`).
-SLOW_START_HOLDS = ("pipe-growing", "ack-burst", "app-idle")
+SLOW_START_HOLDS = ("pipe-growing", "ack-burst", "app-idle", "no-queue")
+# A latency-only drop without a standing queue is held at most this many times in a row: a
+# rate past capacity builds one within an MI or two, so more holds would only overshoot.
+MAX_NO_QUEUE_HOLDS = 2
 
 
 class SlowStart:
@@ -803,6 +806,7 @@ class SlowStart:
         self.best_rate = 0.0
         self.best_utility = float("-inf")
         self.best_delivery = 0.0  # bytes/s
+        self.no_queue_holds = 0
 
     @classmethod
     def from_params(cls, p: PccParams, *, full_pipe: bool = True,
@@ -816,8 +820,8 @@ class SlowStart:
     def on_result(self, rate: float, utility: float, base_rate: float, *,
                   delivery: float = 0.0, send: float = 0.0, ack_frames: int = 0,
                   latency_only: bool = False, send_fill: float = 1.0,
-                  congested: bool = False) -> str:
-        """'double', 'hold', 'pipe-growing', 'ack-burst' or 'app-idle' (all three hold), or
+                  congested: bool = False, standing_queue: bool = True) -> str:
+        """'double', 'hold', 'pipe-growing', 'ack-burst', 'app-idle' or 'no-queue' (all hold), or
         'exit' (then continue from `best_rate`) or 'exit-hold' (from below it).
 
         `latency_only`: the utility fell through its latency term alone. Such a drop ends slow
@@ -834,6 +838,9 @@ class SlowStart:
         whatever its utility says. `congested`: the MI's loss or RTT gradient counts in
         slow start; with `exit_on_congested_hold`, such an MI at the best rate that scored
         lower ends slow start ('exit-hold': the best rate itself overflowed).
+        `standing_queue`: the MI's RTT stood above the path's minimum by the caller's
+        threshold; a latency-only drop without it is held ('no-queue') and measured again,
+        up to MAX_NO_QUEUE_HOLDS times in a row.
         """
         if (send > 0 and self.max_delivery_ratio > 0 and ack_frames >= MIN_BURST_ACK_FRAMES
                 and delivery * (ack_frames - 1) / ack_frames > self.max_delivery_ratio * send):
@@ -852,7 +859,11 @@ class SlowStart:
                 return "app-idle"
             self.best_rate, self.best_utility = rate, utility
             self.best_delivery = max(self.best_delivery, delivery)
+            self.no_queue_holds = 0
             return "double" if rate >= base_rate else "hold"
+        if latency_only and not standing_queue and self.no_queue_holds < MAX_NO_QUEUE_HOLDS:
+            self.no_queue_holds += 1
+            return "no-queue"
         growth = self.full_pipe_growth
         if (latency_only and growth > 0 and self.best_delivery > 0
                 and delivery >= growth * self.best_delivery):

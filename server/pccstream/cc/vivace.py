@@ -45,6 +45,9 @@ DELIVERY_TEST_MIN_DEPTH = 0.25
 # path_step_ms: a step up moves the queue's floor only when larger than this share of the
 # min RTT; the pacer's largest burst (a quarter of the rate's BDP) queues less than that.
 PATH_STEP_REBASE_MIN_RTTS = 0.25
+# HyStart's delay-increase threshold, clamp(min RTT / 8, 4 ms, 16 ms) (RFC 9406, 4.2).
+HYSTART_MIN_RTT_THRESH = 0.004
+HYSTART_MAX_RTT_THRESH = 0.016
 
 
 @dataclass(frozen=True)
@@ -126,6 +129,14 @@ class VivaceParams(PccParams):
         "less eps, at least half the best rate (off: the thesis, later MIs at a rate "
         "already known to be good are ignored). The gradient also ends it on a burst of held "
         "ACKs, which the full-pipe test catches only on new rates (docs/cc.md, session 32)")
+    ss_exit_min_queue: bool = param(
+        False, "a latency-only utility drop ends slow start only if the MI's mean RTT stood "
+        "above the min RTT by HyStart's delay threshold, min RTT / 8 within 4-16 ms (RFC "
+        "9406, 4.2); below it the rise was ACK-timing or host noise, not a queue, and the "
+        "rate is held and measured again. On the real stack's Fig. 5.2 at 3 x 10 Mbit/s a "
+        "viewer left slow start at 2 Mbit/s on an MI 1.6 ms above the 101.7 ms min RTT "
+        "(gradient 0.067), while the link was a quarter used, then stalled 14 s climbing "
+        "back (docs/cc.md, session 56; off: any significant gradient ends it)")
     increase_floor_packets: float = param(
         0.0, "an increase (from a probe pair or a moving step) raises the rate by at least "
         "this many packets per smoothed RTT, within the change boundary omega x rate: "
@@ -693,7 +704,7 @@ class Vivace(PccSender):
             result.target_rate, utility, self.rate, delivery=result.delivery_rate,
             send=result.send_rate, ack_frames=result.rtt_samples,
             latency_only=result.loss < p.ss_loss_ignore, send_fill=result.send_fill,
-            congested=congested)
+            congested=congested, standing_queue=self._stood_on_queue(result))
         if action in SLOW_START_HOLDS:
             return Verdict("hold:" + action)
         if action == "double":
@@ -727,6 +738,15 @@ class Vivace(PccSender):
         if self.p.ss_drain:
             self._drain_rate = self._drain_after(result)
         return Verdict("exit-slow-start", self.rate - old)
+
+    def _stood_on_queue(self, result: MiResult) -> bool:
+        """ss_exit_min_queue: the MI's mean RTT exceeded the min RTT by HyStart's threshold."""
+        stats = self.rtt_stats
+        if not self.p.ss_exit_min_queue or not stats.has_sample:
+            return True
+        min_rtt = stats.min_rtt_or(stats.latest_rtt)
+        threshold = min(max(min_rtt / 8, HYSTART_MIN_RTT_THRESH), HYSTART_MAX_RTT_THRESH)
+        return result.rtt_mean - min_rtt > threshold
 
     def _drain_after(self, result: MiResult) -> float | None:
         """The rate of one MI that empties the queue standing at slow start's exit."""

@@ -99,6 +99,39 @@ def test_slow_start_holds_through_an_rtt_rise_while_the_pipe_still_grows() -> No
     assert d.run(3)[-1]["decision"] == "exit-slow-start"
 
 
+def test_slow_start_exit_on_latency_needs_a_standing_queue() -> None:
+    # At 4 Mbit/s one MI's RTT climbs 20 % of elapsed time from the path's minimum (ACK-timing
+    # noise: its mean stands 1.5 ms above the 30 ms min RTT, under HyStart's 4 ms threshold).
+    calls = {"n": 0}
+
+    def noisy(rate: float) -> PathSample:
+        if round(rate) == 4:
+            calls["n"] += 1
+            if calls["n"] == 1:
+                return PathSample(rtt=0.03, slope=0.2)
+        return PathSample(rtt=0.03)
+    no_pipe_test = {"ss_full_pipe_growth": 0.0}
+    d = Driver(Vivace(VivaceParams(**no_pipe_test)), noisy)
+    assert d.run(3)[-1]["decision"] == "exit-slow-start"
+    calls["n"] = 0
+    d = Driver(Vivace(VivaceParams(ss_exit_min_queue=True, **no_pipe_test)), noisy)
+    assert [e["decision"] for e in d.run(5)] == (
+        ["double"] * 2 + ["hold:no-queue", "double", "double"])
+
+    # A queue that stands 10 ms above the min RTT at 16 Mbit/s ends slow start at once.
+    def queued(rate: float) -> PathSample:
+        over = max(0.0, (rate - 12) / 12)
+        return PathSample(rtt=0.03 + (0.01 if over else 0.0), slope=over)
+    d = Driver(Vivace(VivaceParams(ss_exit_min_queue=True, **no_pipe_test)), queued)
+    assert [e["decision"] for e in d.run(5)] == ["double"] * 4 + ["exit-slow-start"]
+
+    # A rate past capacity whose RTT never stands (this path forgets its queue between MIs)
+    # is held at most twice, then slow start ends.
+    d = Driver(Vivace(VivaceParams(ss_exit_min_queue=True, **no_pipe_test)), fluid_path(12))
+    assert [e["decision"] for e in d.run(7)] == (
+        ["double"] * 4 + ["hold:no-queue"] * 2 + ["exit-slow-start"])
+
+
 @pytest.mark.parametrize("name", ["vivace", "allegro-latency"])
 def test_slow_start_never_doubles_on_a_burst_of_held_acks(name: str) -> None:
     # The first 16 Mbit/s MI on a 12 Mbit/s path comes back as a burst of ACKs a busy host
