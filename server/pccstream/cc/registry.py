@@ -86,13 +86,18 @@ _CONTROLLERS: dict[str, ControllerInfo] = {
         # shallow queue (docs/cc.md, session 36). A decrease stands and increases do not
         # grow with the rate (AIMD, Chiu and Jain): with both a share of the rate, viewers
         # sharing a queue kept the unequal rates they left slow start at (docs/cc.md,
-        # sessions 33 and 38).
+        # sessions 33 and 38). A flow far below its share may still step up by 5 packets a
+        # round trip, however small omega x rate is, and slow start ends on latency only on a
+        # queue that stands HyStart's threshold above the min RTT: three viewers sharing a
+        # 75 kB queue left one of them at 1-3 Mbit/s, where a step of omega x rate is under a
+        # packet per round trip (docs/cc.md, sessions 55 and 56).
         # `vivace-loss` keeps pooling: with no latency term it stands on its own queue, where
         # random loss looks the same.
         _pcc("vivace", "PCC Vivace, latency-aware utility (t=0.9, b=900, c=11.35, eps=0.02)",
              VivaceParams, {"epsilon": 0.02, "loss_pool_queue": True, "overload_loss": 0.2,
                             "hold_untested_increase": True, "moving_after_decrease": False,
-                            "theta_increase_power": 0.0, "theta0": 0.45},
+                            "theta_increase_power": 0.0, "theta0": 0.45,
+                            "increase_boundary_floor_packets": 5.0, "ss_exit_min_queue": True},
              _vivace),
         _pcc("vivace-loss", "PCC Vivace, loss-only utility (b=0, eps=0.02)",
              VivaceParams, {"b": 0.0, "epsilon": 0.02}, _vivace),

@@ -19,6 +19,10 @@ MSS = 1200
 # `vivace`'s step rules before session 38 (both directions a share of the rate, a decrease
 # moves on and is reversed): tests of mechanisms measured under them keep them.
 PROPORTIONAL_STEPS = {"moving_after_decrease": "1", "theta_increase_power": "1", "theta0": "0.3"}
+# `vivace`'s slow start and increase boundary before session 56 (no standing-queue test on
+# latency exits, no packet floor under the boundary): tests of mechanisms measured without
+# them, or on a test path whose queue does not last from one MI to the next, keep them off.
+BEFORE_SESSION_56 = {"increase_boundary_floor_packets": "0", "ss_exit_min_queue": "0"}
 
 
 @dataclass

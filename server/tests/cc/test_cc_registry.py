@@ -47,6 +47,11 @@ def test_variants_defaults() -> None:
     for other in (loss, lte):
         assert (other.p.moving_after_decrease, other.p.theta_increase_power,
                 other.p.theta0) == (True, 1.0, 0.3)
+    # Small flows climb by packets, and slow start's latency exits need a standing queue.
+    assert (v.p.increase_boundary_floor_packets, v.p.ss_exit_min_queue) == (5.0, True)
+    for other in (loss, lte):
+        assert (other.p.increase_boundary_floor_packets, other.p.ss_exit_min_queue) == (
+            0.0, False)
     a = create_controller("allegro-latency")
     assert isinstance(a, Allegro) and a.p.latency
     assert isinstance(create_controller("cubic"), WindowController)
