@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -78,11 +79,10 @@ def test_slow_start_doubles_until_utility_falls_then_probes() -> None:
     assert mbps(d.ctrl.rate) == pytest.approx(8.0)
 
 
-def test_slow_start_holds_through_an_rtt_rise_while_the_pipe_still_grows() -> None:
-    # A path whose RTT climbs 20 % of elapsed time at 4 Mbit/s only (a busy host, not a
-    # queue: every rate is delivered in full). Latency alone would end slow start at 4; the
-    # 4 Mbit/s MI was delivered twice as fast as the best before it, so the rate is held,
-    # measured clean the second time, and doubling goes on.
+def rtt_rise_once_at_4_mbps() -> Callable[[float], PathSample]:
+    """A 30 ms path whose RTT climbs 20 % of elapsed time on the first MI at 4 Mbit/s only,
+    from the path's minimum: a busy host or ACK timing, not a queue (every rate is delivered
+    in full, and the MI's mean RTT stands 1.5 ms above the minimum)."""
     calls = {"n": 0}
 
     def path(rate: float) -> PathSample:
@@ -91,31 +91,28 @@ def test_slow_start_holds_through_an_rtt_rise_while_the_pipe_still_grows() -> No
             if calls["n"] == 1:
                 return PathSample(rtt=0.03, slope=0.2)
         return PathSample(rtt=0.03)
-    d = Driver(Vivace(), path)
+    return path
+
+
+def test_slow_start_holds_through_an_rtt_rise_while_the_pipe_still_grows() -> None:
+    # Latency alone would end slow start at 4; the 4 Mbit/s MI was delivered twice as fast
+    # as the best before it, so the rate is held, measured clean the second time, and
+    # doubling goes on.
+    d = Driver(Vivace(), rtt_rise_once_at_4_mbps())
     events = d.run(6)
     assert [e["decision"] for e in events] == (
         ["double"] * 2 + ["hold:pipe-growing", "double", "double", "double"])
-    d = Driver(Vivace(VivaceParams(ss_full_pipe_growth=0.0)), path)
-    calls["n"] = 0
+    d = Driver(Vivace(VivaceParams(ss_full_pipe_growth=0.0)), rtt_rise_once_at_4_mbps())
     assert d.run(3)[-1]["decision"] == "exit-slow-start"
 
 
 def test_slow_start_exit_on_latency_needs_a_standing_queue() -> None:
-    # At 4 Mbit/s one MI's RTT climbs 20 % of elapsed time from the path's minimum (ACK-timing
-    # noise: its mean stands 1.5 ms above the 30 ms min RTT, under HyStart's 4 ms threshold).
-    calls = {"n": 0}
-
-    def noisy(rate: float) -> PathSample:
-        if round(rate) == 4:
-            calls["n"] += 1
-            if calls["n"] == 1:
-                return PathSample(rtt=0.03, slope=0.2)
-        return PathSample(rtt=0.03)
+    # The RTT rise at 4 Mbit/s stands 1.5 ms above the 30 ms min RTT, under HyStart's 4 ms.
     no_pipe_test = {"ss_full_pipe_growth": 0.0}
-    d = Driver(Vivace(VivaceParams(**no_pipe_test)), noisy)
+    d = Driver(Vivace(VivaceParams(**no_pipe_test)), rtt_rise_once_at_4_mbps())
     assert d.run(3)[-1]["decision"] == "exit-slow-start"
-    calls["n"] = 0
-    d = Driver(Vivace(VivaceParams(ss_exit_min_queue=True, **no_pipe_test)), noisy)
+    d = Driver(Vivace(VivaceParams(ss_exit_min_queue=True, **no_pipe_test)),
+               rtt_rise_once_at_4_mbps())
     assert [e["decision"] for e in d.run(5)] == (
         ["double"] * 2 + ["hold:no-queue", "double", "double"])
 
