@@ -370,6 +370,17 @@ class VivaceParams(PccParams):
         "overshoot, which land at 0.88-0.90 of capacity, hold the mean down; with "
         "decrease_to_capacity it kept 0.955-0.959 of the link (docs/cc.md, session 45; 0 = "
         "off: omega as the thesis grows it)", lo=0.0, hi=1.0)
+    decrease_boundary_max: float = param(
+        0.0, "a probe pair's decrease is at most this share of the rate, however far the "
+        "change boundary has grown over decreases in a row: with b = 900 almost every "
+        "gradient past the noise test is clipped, so the boundary grows by delta at each "
+        "decrease in a row (5, 15, 25 %), and one path change or a few noisy MIs cut the "
+        "rate by a third. Fig. 5.1 on the real stack: an RTT step from 18 to 94 ms cut "
+        "15 Mbit/s video's rate from 14.6 to 9.4 Mbit/s in 0.35 s (decreases of 15 and 25 "
+        "%) and it stalled; at 50 Mbit/s, 23-48 of a run's 71-91 pair decreases went past "
+        "omega0 and took 43-70 % of the rate decreases took. A standing queue is still "
+        "drained by queue_drain, and an overflow by overload_loss (docs/cc.md, session 57; "
+        "0 = off: the thesis's boundary)", lo=0.0, hi=1.0)
     increase_boundary_floor_packets: float = param(
         0.0, "a step up (a probe pair's increase or a moving step) may always be as large "
         "as this many packets per smoothed RTT, however small omega x rate is: the "
@@ -1132,6 +1143,8 @@ class Vivace(PccSender):
         omega = self.boundary()
         if gamma > 0 and p.increase_boundary_max > 0:
             omega = min(omega, p.increase_boundary_max)
+        if gamma < 0 and p.decrease_boundary_max > 0:
+            omega = min(omega, p.decrease_boundary_max)
         floor_mbps = (self.mbps(self._packets_per_srtt(p.increase_boundary_floor_packets))
                       if gamma > 0 else 0.0)
         if ratio > omega:

@@ -316,6 +316,24 @@ def test_increase_boundary_max_caps_steps_up_only() -> None:
     assert -mbps(down._step(-100.0)) == pytest.approx(10.0 * (0.05 + 2 * 0.1))
 
 
+def test_decrease_boundary_max_caps_steps_down_only() -> None:
+    # As in `vivace`, a decrease returns to probing (no moving state downwards).
+    v = probing_vivace(10.0, theta0=2.0, decrease_boundary_max=0.05,
+                       moving_after_decrease=False)
+    assert feed_probes(v, 0.0, 100.0) == "decrease"
+    assert mbps(v.rate) == pytest.approx(10.0 * 0.95)
+    # Decreases in a row grow the boundary behind the cap, each still 5 % of the rate.
+    for _ in range(2):
+        prev = v.rate
+        assert feed_probes(v, 0.0, 100.0) == "decrease"
+        assert v.rate == pytest.approx(prev * 0.95)
+    assert v.tau == 3 and v.boundary() > 0.05
+    # Increases keep the thesis's growing boundary.
+    up = probing_vivace(10.0, theta0=2.0, decrease_boundary_max=0.05)
+    up.k, up.tau = 2, 1
+    assert mbps(up._step(100.0)) == pytest.approx(10.0 * (0.05 + 2 * 0.1))
+
+
 def test_increase_boundary_floor_lets_small_flows_step_by_packets() -> None:
     v = probing_vivace(1.5, increase_boundary_floor_packets=5)
     v.rtt_stats.update(0.1)
