@@ -371,8 +371,9 @@ class VivaceParams(PccParams):
         "decrease_to_capacity it kept 0.955-0.959 of the link (docs/cc.md, session 45; 0 = "
         "off: omega as the thesis grows it)", lo=0.0, hi=1.0)
     decrease_boundary_max: float = param(
-        0.0, "a probe pair's decrease is at most this share of the rate, however far the "
-        "change boundary has grown over decreases in a row: with b = 900 almost every "
+        0.0, "a step down (a probe pair's decrease, or a moving step when moving_after_decrease) "
+        "is at most this share of the rate, however far the change boundary has grown "
+        "over decreases in a row: with b = 900 almost every "
         "gradient past the noise test is clipped, so the boundary grows by delta at each "
         "decrease in a row (5, 15, 25 %), and one path change or a few noisy MIs cut the "
         "rate by a third. Fig. 5.1 on the real stack: an RTT step from 18 to 94 ms cut "
@@ -1141,10 +1142,9 @@ class Vivace(PccSender):
         change_mbps = theta * self.amplifier(self.tau) * gamma
         ratio = abs(change_mbps) / rate_mbps if rate_mbps > 0 else 0.0
         omega = self.boundary()
-        if gamma > 0 and p.increase_boundary_max > 0:
-            omega = min(omega, p.increase_boundary_max)
-        if gamma < 0 and p.decrease_boundary_max > 0:
-            omega = min(omega, p.decrease_boundary_max)
+        cap = p.increase_boundary_max if gamma > 0 else p.decrease_boundary_max
+        if cap > 0:
+            omega = min(omega, cap)
         floor_mbps = (self.mbps(self._packets_per_srtt(p.increase_boundary_floor_packets))
                       if gamma > 0 else 0.0)
         if ratio > omega:
