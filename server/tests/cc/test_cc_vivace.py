@@ -334,6 +334,31 @@ def test_decrease_boundary_max_caps_steps_down_only() -> None:
     assert mbps(up._step(100.0)) == pytest.approx(10.0 * (0.05 + 2 * 0.1))
 
 
+def test_decrease_boundary_max_latency_only_lets_decreases_after_loss_grow() -> None:
+    def decreases(**losses: float) -> list[float]:
+        v = probing_vivace(10.0, theta0=2.0, decrease_boundary_max=0.05,
+                           decrease_boundary_max_latency_only=True,
+                           moving_after_decrease=False)
+        shares = []
+        for _ in range(3):
+            prev = v.rate
+            assert feed_probes(v, 0.0, 100.0, **losses) == "decrease"
+            shares.append(round(1 - v.rate / prev, 6))
+        return shares
+
+    # On the RTT gradient alone each decrease in a row stays at the cap.
+    assert decreases() == [0.05, 0.05, 0.05]
+    # After loss the boundary grows as the thesis's does: 5, 15, 25 %.
+    assert decreases(loss_hi=0.02, loss_lo=0.02) == [0.05, 0.15, 0.25]
+    # A moving step, or a pair where one probe lost, is judged by the same flag.
+    v = probing_vivace(10.0, theta0=2.0, decrease_boundary_max=0.05,
+                       decrease_boundary_max_latency_only=True)
+    v.k, v.tau = 2, 1
+    assert -mbps(v._step(-100.0, lost=True)) == pytest.approx(10.0 * 0.25)
+    v.k = 2
+    assert -mbps(v._step(-100.0)) == pytest.approx(10.0 * 0.05)
+
+
 def test_increase_boundary_floor_lets_small_flows_step_by_packets() -> None:
     v = probing_vivace(1.5, increase_boundary_floor_packets=5)
     v.rtt_stats.update(0.1)
