@@ -387,7 +387,7 @@ class VivaceParams(PccParams):
         "alone, where neither probe of the pair (or the moving step's MI) lost a packet: a "
         "loss says the queue was full, and flows sharing it converge by the larger one's "
         "decreases in a row growing. Fig. 5.2 on the real stack with every decrease "
-        "capped: one viewer held 16-18 Mbit/s for 30 s, its decreases after 1-10 % loss "
+        "capped: one viewer held 16-18 Mbit/s for 30 s, its decreases after 0.6-10 % loss "
         "each held to 5 %, while the other two sat at 6-9 Mbit/s under their 10 Mbit/s "
         "video and stalled; at 50 Mbit/s 68-89 of 71-91 pair decreases saw no loss "
         "(docs/cc.md, session 58; off: every decrease is capped)")
