@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import math
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -757,6 +758,9 @@ class PccSender(Controller):
             "rtt_gradient_raw": r.rtt_gradient,
             "rtt_gradient": gradient,
             "rtt_gradient_minima": r.rtt_gradient_minima,
+            "rtt_samples": r.rtt_samples,
+            "rtt_gradient_stderr": (r.rtt_gradient_stderr
+                                    if math.isfinite(r.rtt_gradient_stderr) else None),
             "loss": r.loss,
             "utility": utility,
             "send_fill": r.send_fill,

@@ -539,6 +539,41 @@ def test_minima_veto_drops_a_stall_and_counts_a_confirmed_queue_in_full() -> Non
     assert Vivace().mi_utility(stalled)[1] == 0.05  # off by default
 
 
+def test_min_queue_counts_a_gradient_only_on_a_queue_above_the_floor() -> None:
+    v = Vivace(VivaceParams(rtt_gradient_min_queue_ms=2.0))
+    tag = MiTag(0, "move")
+    jitter = result(50, tag=tag, gradient=0.05, rtt_mean=0.0315)
+    assert v.mi_utility(jitter)[1] == 0.05  # no RTT sample yet: no floor to measure from
+    v.rtt_stats.update(0.030)
+    assert v.mi_utility(jitter)[1] == 0.0  # 1.5 ms above the 30 ms floor: no queue
+    assert v.mi_utility(dataclasses.replace(jitter, loss=0.02))[0] == pytest.approx(
+        50**0.9 - 11.35 * 50 * 0.02)  # the loss still counts
+    queued = dataclasses.replace(jitter, rtt_mean=0.0325)
+    assert v.mi_utility(queued)[1] == 0.05  # 2.5 ms: a queue stands
+    start = dataclasses.replace(jitter, tag=MiTag(0, "start"))
+    assert v.mi_utility(start)[1] == 0.05  # slow start has ss_exit_min_queue
+    off = Vivace()
+    off.rtt_stats.update(0.030)
+    assert off.mi_utility(jitter)[1] == 0.05  # off by default
+
+
+def test_min_queue_keeps_a_step_that_showed_only_jitter() -> None:
+    def stepped(**params: float) -> Vivace:
+        v = _moving_up(**params)
+        v.rtt_stats.update(0.030)
+        return v
+
+    for v, expected in ((stepped(), "reverse"),
+                        (stepped(rtt_gradient_min_queue_ms=2.0), "continue")):
+        ref_rate, ref_u = v._ref_rate, v._ref_utility
+        rate = mbps(v.rate)
+        step = result(rate, tag=MiTag(v.epoch, "move"), gradient=0.05, rtt_mean=0.031)
+        u = v.mi_utility(step)[0]
+        assert (u < ref_u) == (expected == "reverse")
+        assert v.on_mi_finished(0.0, step, u).decision == expected
+        assert (v.rate > ref_rate) == (expected == "continue")
+
+
 def _one_mi_then_dark(v: Vivace, *, acked: int) -> tuple[Driver, float, float, float]:
     """Slow start and a probe, then one MI of which only the first `acked` packets are acked.
 
