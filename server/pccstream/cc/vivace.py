@@ -117,6 +117,14 @@ class VivaceParams(PccParams):
         "within 2 ms of their own smallest RTT (session 58), and utilization was "
         "0.84-0.88. The queue this lets stand keeps the link busy through the probes "
         "below capacity; a loss still counts in full (0 = off)", lo=0.0, hi=100.0)
+    rtt_gradient_min_queue_window_s: float = param(
+        0.0, "rtt_gradient_min_queue_ms measures the queue above the smallest RTT sample of "
+        "the MIs finished in the last this many seconds (and of the MI itself) instead of "
+        "the min RTT: the min RTT never forgets a shorter path (the thesis's RTT is redrawn "
+        "every 5 s between 10 and 100 ms), so on a longer path every MI looks queued. The "
+        "drains of queue_drain_every_mi, a few RTTs apart, refresh the floor; a queue that "
+        "stood through the whole window reads as the path (0 = the min RTT)",
+        lo=0.0, hi=60.0)
     ss_loss_ignore: float = param(
         0.1, "slow start ignores loss rates below this (random loss must not end it)",
         lo=0.0, hi=1.0)
@@ -487,6 +495,8 @@ class Vivace(PccSender):
         # decrease_to_capacity_window_s: the smallest RTT sample of the MIs finished lately.
         window = self.p.decrease_to_capacity_window_s
         self._recent_rtt_floor = MinFilter(window) if window > 0 else None
+        gate = self.p.rtt_gradient_min_queue_window_s
+        self._gate_rtt_floor = MinFilter(gate) if gate > 0 else None
 
     # -- utility ---------------------------------------------------------------------------
 
@@ -522,7 +532,15 @@ class Vivace(PccSender):
         threshold = self.p.rtt_gradient_min_queue_ms / 1000
         if threshold <= 0 or not self.rtt_stats.has_sample:
             return True
-        return result.rtt_mean - self._queue_floor() >= threshold
+        floor = self._queue_floor()
+        recent = self._gate_rtt_floor
+        if recent is not None:
+            floor = recent.best() if not recent.empty else math.inf
+            if result.rtt_min > 0:
+                floor = min(floor, result.rtt_min)
+            if not math.isfinite(floor):
+                return True
+        return result.rtt_mean - floor >= threshold
 
     @property
     def epsilon(self) -> float:
@@ -1017,8 +1035,11 @@ class Vivace(PccSender):
         return min(capacity / (1 + self.p.decrease_to_capacity * self.epsilon) - center, 0.0)
 
     def _note_rtt_min(self, result: MiResult) -> None:
-        if self._recent_rtt_floor is not None and result.rtt_min > 0:
-            self._recent_rtt_floor.update(result.rtt_min, result.finish_time)
+        if result.rtt_min <= 0:
+            return
+        for floor in (self._recent_rtt_floor, self._gate_rtt_floor):
+            if floor is not None:
+                floor.update(result.rtt_min, result.finish_time)
 
     def _stands_on_queue(self, lo: MiResult) -> bool:
         """decrease_to_capacity_window_s: `lo`'s smallest RTT sample stood more than

@@ -539,6 +539,17 @@ def test_minima_veto_drops_a_stall_and_counts_a_confirmed_queue_in_full() -> Non
     assert Vivace().mi_utility(stalled)[1] == 0.05  # off by default
 
 
+def test_max_samples_widens_the_noise_test_of_long_regressions_only() -> None:
+    tag = MiTag(0, "move")
+    mi = dataclasses.replace(result(50, tag=tag, gradient=0.05), rtt_gradient_stderr=0.01,
+                             rtt_samples=200)
+    assert Vivace().mi_utility(mi)[1] == 0.05  # 0.05 > 2 x 0.01 x t(198 dof)
+    capped = Vivace(VivaceParams(rtt_gradient_max_samples=20))
+    assert capped.mi_utility(mi)[1] == 0.0  # 2 x 0.01 x sqrt(200 / 20) = 0.063 > 0.05
+    few = dataclasses.replace(mi, rtt_samples=20)
+    assert capped.mi_utility(few)[1] == Vivace().mi_utility(few)[1] == 0.05
+
+
 def test_min_queue_counts_a_gradient_only_on_a_queue_above_the_floor() -> None:
     v = Vivace(VivaceParams(rtt_gradient_min_queue_ms=2.0))
     tag = MiTag(0, "move")
@@ -555,6 +566,24 @@ def test_min_queue_counts_a_gradient_only_on_a_queue_above_the_floor() -> None:
     off = Vivace()
     off.rtt_stats.update(0.030)
     assert off.mi_utility(jitter)[1] == 0.05  # off by default
+
+
+def test_min_queue_window_measures_from_the_recent_floor_of_a_longer_path() -> None:
+    tag = MiTag(0, "move")
+    longer = dataclasses.replace(result(50, tag=tag, gradient=0.05, rtt_mean=0.1015),
+                                 rtt_min=0.1008, finish_time=10.0)
+    before = dataclasses.replace(longer, rtt_min=0.1002, finish_time=9.0)
+    windowed = Vivace(VivaceParams(rtt_gradient_min_queue_ms=2.0,
+                                   rtt_gradient_min_queue_window_s=2.0))
+    forever = Vivace(VivaceParams(rtt_gradient_min_queue_ms=2.0))
+    for v in (windowed, forever):
+        v.rtt_stats.update(0.010)  # a 10 ms path earlier in the session
+        v._note_rtt_min(dataclasses.replace(before, rtt_min=0.010, finish_time=1.0))
+        v._note_rtt_min(before)
+    assert windowed.mi_utility(longer)[1] == 0.0  # 1.3 ms above the last 2 s's 100.2 ms
+    assert forever.mi_utility(longer)[1] == 0.05  # 91.5 ms above the 10 ms min RTT
+    shorter = dataclasses.replace(longer, rtt_mean=0.0515, rtt_min=0.048)
+    assert windowed.mi_utility(shorter)[1] == 0.05  # 3.5 ms above its own smallest sample
 
 
 def test_min_queue_keeps_a_step_that_showed_only_jitter() -> None:
