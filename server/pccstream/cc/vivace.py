@@ -78,14 +78,14 @@ class VivaceParams(PccParams):
         "error from two or three residuals is noise itself (off: the normal quantile)")
     rtt_gradient_max_samples: int = param(
         0, "the noise test counts at most this many of an MI's RTT samples as independent "
-        "(the regression's standard error is widened by sqrt(samples / this) above it): a "
-        "host stall delays every ACK sent during it by about the same amount, so at high "
-        "rates, where an MI carries hundreds of packets, its samples are not independent "
-        "and a millisecond of jitter passes as a slope the standard error calls certain. "
-        "In the browser at 50 Mbit/s 97 % of the default's steps down came without loss, "
-        "on gradients with a median of 0.07-0.08 (session 58), and utilization was "
-        "0.84-0.88; at 12 Mbit/s and 30 ms an MI has about 30 samples (0 = off)",
-        lo=0, hi=100000)
+        "(the slope's standard error is widened by sqrt(samples / this) above it): a host "
+        "stall delays every ACK sent during it by about the same amount, so samples within "
+        "it are not independent and a millisecond of jitter passes as a slope the standard "
+        "error calls certain. Link model at 55 Mbit/s behind the browser's ACK host, 30: "
+        "bulk utilization 0.90-0.94 -> 0.95-0.96, 1-BDP and two flows unchanged. The "
+        "browser's MIs at 50 Mbit/s carry a median of 15 ACK-frame samples (6-40, about 45 "
+        "on a 100 ms path), so on the real stack it acts only on long paths; not measured "
+        "there (docs/cc.md, session 60; 0 = off)", lo=0, hi=100000)
     rtt_gradient_minima: bool = param(
         False, "dRTT/dt counts only as far as the rise of the MI's smallest RTT sample from "
         "its first half to its second confirms it (the smaller of the two; the regression's "
@@ -109,14 +109,16 @@ class VivaceParams(PccParams):
         "the regression alone)")
     rtt_gradient_min_queue_ms: float = param(
         0.0, "outside slow start, dRTT/dt counts only when the MI's mean RTT stood at least "
-        "this many ms above the floor queues are measured from (the min RTT, or the path's "
-        "floor after a step up): a gradient with no queue under it is ACK timing or host "
-        "jitter, and an MI of 40-430 packets at 50 Mbit/s makes the regression precise "
-        "enough for a millisecond of it to pass the noise test. In the browser at 50 "
-        "Mbit/s 97 % of the default's steps down came without loss and two thirds on MIs "
-        "within 2 ms of their own smallest RTT (session 58), and utilization was "
-        "0.84-0.88. The queue this lets stand keeps the link busy through the probes "
-        "below capacity; a loss still counts in full (0 = off)", lo=0.0, hi=100.0)
+        "this many ms above the floor queues are measured from (the min RTT, the path's "
+        "floor after a step up, or rtt_gradient_min_queue_window_s's recent floor); a loss "
+        "still counts. At 50 Mbit/s in the browser 97 % of the default's steps down came "
+        "without loss, two thirds on MIs within 2 ms of their smallest RTT, and the probes "
+        "below capacity idled the link (utilization 0.80-0.88); the queue this lets stand "
+        "keeps it busy. Fig. 5.1 at 50 Mbit/s, 3 ms over the last 2 s's floor: -5.73 points "
+        "against the default, utilization 0.854 against 0.803, still not below BBR. Off "
+        "because that queue is latency: on issue 4's 1-BDP link p95 RTT inflation 7.5 ms "
+        "at 3 ms and 5.5 ms at 1.5 ms, against 5.2 (docs/cc.md, session 60; 0 = off)",
+        lo=0.0, hi=100.0)
     rtt_gradient_min_queue_window_s: float = param(
         0.0, "rtt_gradient_min_queue_ms measures the queue above the smallest RTT sample of "
         "the MIs finished in the last this many seconds (and of the MI itself) instead of "
