@@ -25,7 +25,8 @@ ALL = [info.name for info in list_controllers()]
 TELEMETRY_KEYS = {"cwnd_bytes", "pacing_rate_bps", "srtt_ms", "min_rtt_ms", "latest_rtt_ms",
                   "bytes_in_flight", "delivery_rate_bps", "bytes_sent", "bytes_lost"}
 MI_KEYS = {"type", "t_ms", "target_rate_bps", "send_rate_bps", "delivery_rate_bps", "rtt_ms",
-           "rtt_min_ms", "rtt_gradient_raw", "rtt_gradient", "rtt_gradient_minima", "loss",
+           "rtt_min_ms", "rtt_gradient_raw", "rtt_gradient", "rtt_gradient_minima",
+           "rtt_samples", "rtt_gradient_stderr", "loss",
            "utility", "send_fill", "state", "decision", "step_bps"}
 SILENCE_KEYS = {"ack_silences_held", "ack_silences_out", "ack_silence_hold_share"}
 
