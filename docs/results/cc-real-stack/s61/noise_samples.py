@@ -1,0 +1,75 @@
+"""How often an MI's RTT gradient passes `vivace`'s noise test, by RTT, if the test counted at
+most N of the MI's RTT samples as independent (`rtt_gradient_max_samples`).
+
+Replays the test on stored MI telemetry (sessions 60+ carry `rtt_samples` and
+`rtt_gradient_stderr`). MIs: the `vivace` arm, after 5 s, outside slow start, without loss.
+`fig51`: only MIs sent below 0.93 x capacity, where no queue of the flow's own can grow;
+`fig52`: every MI (three viewers share one queue).
+
+    python docs/results/cc-real-stack/s61/noise_samples.py fig51 DB...
+"""
+import json
+import math
+import sqlite3
+import sys
+import zlib
+from typing import Any
+
+from pccstream.cc.utility import filter_rtt_gradient, small_sample_factor
+
+FILTER = 0.01  # rtt_gradient_filter
+CONFIDENCE = 2.0  # rtt_gradient_confidence
+BINS = [(0, 25), (25, 45), (45, 70), (70, 1000)]
+
+
+def load(mode: str, dbs: list[str]) -> list[dict[str, Any]]:
+    mis: list[dict[str, Any]] = []
+    for db in dbs:
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        for arm, blob, capacity in con.execute(
+                "select arm, telemetry_z, capacity_mbps from runs"):
+            if arm != "vivace" or blob is None:
+                continue
+            for viewer in json.loads(zlib.decompress(blob)):
+                for e in viewer:
+                    if (e.get("type") != "mi" or e["t_ms"] < 5000 or e["state"] == "starting"
+                            or e["loss"] > 0 or e.get("rtt_gradient_stderr") is None
+                            or e["rtt_samples"] < 3):
+                        continue
+                    if mode == "fig51" and e["send_rate_bps"] > 0.93 * capacity * 1e6:
+                        continue
+                    mis.append(e)
+        con.close()
+    return mis
+
+
+def counted(e: dict[str, Any], cap: int) -> bool:
+    gradient = filter_rtt_gradient(e["rtt_gradient_raw"], FILTER)
+    if gradient <= 0:
+        return False
+    bound = CONFIDENCE * e["rtt_gradient_stderr"] * small_sample_factor(e["rtt_samples"])
+    if 0 < cap < e["rtt_samples"]:
+        bound *= math.sqrt(e["rtt_samples"] / cap)
+    return gradient > bound
+
+
+def main() -> None:
+    mode, dbs = sys.argv[1], sys.argv[2:]
+    mis = load(mode, dbs)
+    print(f"{mode}: {len(mis)} MIs")
+    print("| N | " + " | ".join(f"{lo}–{hi} ms" for lo, hi in BINS) + " | all |")
+    for cap in (0, 30, 15, 10, 8, 6):
+        shares = []
+        for lo, hi in BINS + [(0, 10**9)]:
+            sel = [e for e in mis if lo <= e["rtt_ms"] < hi]
+            shares.append(f"{sum(counted(e, cap) for e in sel) / max(len(sel), 1):.3f}")
+        print(f"| {cap or 'off'} | " + " | ".join(shares) + " |")
+    for lo, hi in BINS:
+        sel = [e for e in mis if lo <= e["rtt_ms"] < hi]
+        samples = sorted(e["rtt_samples"] for e in sel)
+        if samples:
+            print(f"{lo}–{hi} ms: {len(sel)} MIs, median {samples[len(samples) // 2]} RTT samples")
+
+
+if __name__ == "__main__":
+    main()
