@@ -10,11 +10,11 @@ Replays the test on stored MI telemetry (sessions 60+ carry `rtt_samples` and
 """
 import json
 import math
-import sqlite3
 import sys
 import zlib
 from typing import Any
 
+from pccstream.ab.store import Store
 from pccstream.cc.utility import filter_rtt_gradient, small_sample_factor
 
 FILTER = 0.01  # rtt_gradient_filter
@@ -25,8 +25,9 @@ BINS = [(0, 25), (25, 45), (45, 70), (70, 1000)]
 def load(mode: str, dbs: list[str]) -> list[dict[str, Any]]:
     mis: list[dict[str, Any]] = []
     for db in dbs:
-        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-        for arm, blob, capacity in con.execute(
+        # Read-only: never writes, and leaves no -shm/-wal files beside committed results.
+        store = Store(db, read_only=True)
+        for arm, blob, capacity in store.conn.execute(
                 "select arm, telemetry_z, capacity_mbps from runs"):
             if arm != "vivace" or blob is None:
                 continue
@@ -39,7 +40,7 @@ def load(mode: str, dbs: list[str]) -> list[dict[str, Any]]:
                     if mode == "fig51" and e["send_rate_bps"] > 0.93 * capacity * 1e6:
                         continue
                     mis.append(e)
-        con.close()
+        store.close()
     return mis
 
 
