@@ -9,16 +9,15 @@ Replays the test on stored MI telemetry (sessions 60+ carry `rtt_samples` and
     python docs/results/cc-real-stack/s61/noise_samples.py fig51 DB...
 """
 import json
-import math
 import sys
 import zlib
 from typing import Any
 
 from pccstream.ab.store import Store
-from pccstream.cc.utility import filter_rtt_gradient, small_sample_factor
+from pccstream.cc.registry import create_controller
+from pccstream.cc.utility import filter_rtt_gradient
+from pccstream.cc.vivace import Vivace
 
-FILTER = 0.01  # rtt_gradient_filter
-CONFIDENCE = 2.0  # rtt_gradient_confidence
 BINS = [(0, 25), (25, 45), (45, 70), (70, 1000)]
 
 
@@ -44,14 +43,11 @@ def load(mode: str, dbs: list[str]) -> list[dict[str, Any]]:
     return mis
 
 
-def counted(e: dict[str, Any], cap: int) -> bool:
-    gradient = filter_rtt_gradient(e["rtt_gradient_raw"], FILTER)
-    if gradient <= 0:
-        return False
-    bound = CONFIDENCE * e["rtt_gradient_stderr"] * small_sample_factor(e["rtt_samples"])
-    if 0 < cap < e["rtt_samples"]:
-        bound *= math.sqrt(e["rtt_samples"] / cap)
-    return gradient > bound
+def counted(e: dict[str, Any], vivace: Vivace) -> bool:
+    """The controller's own filter and noise test (Vivace.mi_utility), on a stored MI."""
+    gradient = filter_rtt_gradient(e["rtt_gradient_raw"], vivace.p.rtt_gradient_filter)
+    return gradient > 0 and gradient > vivace._noise_bound(  # pyright: ignore[reportPrivateUsage]
+        e["rtt_gradient_stderr"], e["rtt_samples"])
 
 
 def main() -> None:
@@ -60,10 +56,12 @@ def main() -> None:
     print(f"{mode}: {len(mis)} MIs")
     print("| N | " + " | ".join(f"{lo}–{hi} ms" for lo, hi in BINS) + " | all |")
     for cap in (0, 30, 15, 10, 8, 6):
+        vivace = create_controller("vivace", {"rtt_gradient_max_samples": str(cap)})
+        assert isinstance(vivace, Vivace)
         shares = []
         for lo, hi in BINS + [(0, 10**9)]:
             sel = [e for e in mis if lo <= e["rtt_ms"] < hi]
-            shares.append(f"{sum(counted(e, cap) for e in sel) / max(len(sel), 1):.3f}")
+            shares.append(f"{sum(counted(e, vivace) for e in sel) / max(len(sel), 1):.3f}")
         print(f"| {cap or 'off'} | " + " | ".join(shares) + " |")
     for lo, hi in BINS:
         sel = [e for e in mis if lo <= e["rtt_ms"] < hi]
