@@ -16,6 +16,9 @@ from dataclasses import dataclass, field
 
 # A half of an MI needs this many RTT samples for its smallest one to be a floor.
 MINIMA_MIN_SAMPLES = 2
+# The residuals' lag-1 autocorrelation needs this many samples: its bias correction
+# divides by samples - 4, and fewer leave it noise.
+AUTOCORR_MIN_SAMPLES = 8
 
 
 @dataclass(slots=True)
@@ -50,6 +53,14 @@ class MonitorInterval:
     sum_xy: float = 0.0
     sum_yy: float = 0.0
     rtt_min: float = 0.0  # smallest RTT sample (0 before any)
+    # Sums over consecutive samples (in arrival order) for the residuals' lag-1
+    # autocorrelation: x_i x_i+1, x_i y_i+1 + y_i x_i+1, y_i y_i+1, and the end points.
+    sum_lag_xx: float = 0.0
+    sum_lag_xy: float = 0.0
+    sum_lag_yy: float = 0.0
+    first_x: float = 0.0
+    last_x: float = 0.0
+    last_y: float = 0.0
     # Smallest RTT sample and sample count of the packets sent in each half of the planned
     # MI (`rtt_gradient_minima`).
     rtt_min_early: float = math.inf
@@ -85,6 +96,13 @@ class MonitorInterval:
         if self.samples is not None:
             self.samples.append((x, rtt))
         y = rtt - self.y_ref
+        if self.n_rtt == 0:
+            self.first_x = x
+        else:
+            self.sum_lag_xx += self.last_x * x
+            self.sum_lag_xy += self.last_x * y + self.last_y * x
+            self.sum_lag_yy += self.last_y * y
+        self.last_x, self.last_y = x, y
         self.n_rtt += 1
         self.sum_x += x
         self.sum_y += y
@@ -124,6 +142,40 @@ class MonitorInterval:
         syy = self.sum_yy - self.sum_y * self.sum_y / n
         sse = max(syy - sxy * sxy / sxx, 0.0)
         return math.sqrt(sse / (n - 2) / sxx)
+
+    def rtt_residual_autocorr(self) -> float | None:
+        """Lag-1 autocorrelation of the fit's residuals in arrival order, corrected for
+        its small-sample bias (None below AUTOCORR_MIN_SAMPLES or on an exact fit).
+
+        The slope's standard error takes the residuals as independent. A host that stalls
+        delays every ACK sent during the stall by about the same amount, so neighbouring
+        residuals move together and the standard error is too small by about
+        sqrt((1 + rho) / (1 - rho)). The raw estimate is biased low by about
+        (2 + 4 rho) / n for a fitted line's residuals (Marriott and Pope's (1 + 4 rho) / n
+        for a mean, one more for the slope), which is undone here: white residuals then
+        average about 0 at any n.
+        """
+        n = self.n_rtt
+        if n < AUTOCORR_MIN_SAMPLES:
+            return None
+        sxx = self.sum_xx - self.sum_x * self.sum_x / n
+        if sxx <= 1e-18:
+            return None
+        sxy = self.sum_xy - self.sum_x * self.sum_y / n
+        syy = self.sum_yy - self.sum_y * self.sum_y / n
+        sse = syy - sxy * sxy / sxx
+        if sse <= 1e-18:
+            return None
+        slope = sxy / sxx
+        intercept = (self.sum_y - slope * self.sum_x) / n
+        first_y = 0.0  # y is measured from the first sample
+        pairs_x = 2 * self.sum_x - self.first_x - self.last_x
+        pairs_y = 2 * self.sum_y - first_y - self.last_y
+        lagged = (self.sum_lag_yy - slope * self.sum_lag_xy + slope * slope * self.sum_lag_xx
+                  - intercept * pairs_y + intercept * slope * pairs_x
+                  + intercept * intercept * (n - 1))
+        raw = lagged / sse
+        return max(-1.0, min(1.0, (n * raw + 2) / (n - 4)))
 
     def ordered_rtts(self) -> list[float]:
         """The kept RTT samples in send order (empty when not kept)."""
@@ -169,12 +221,13 @@ class MonitorInterval:
         gradient = self.rtt_gradient()
         stderr = self.rtt_gradient_stderr()
         minima = self.rtt_gradient_minima()
+        autocorr = self.rtt_residual_autocorr()
         step_total = 0.0
         if path_step > 0 and self.samples:
             fit = _fit_without_steps(self.samples, path_step,
                                      (self.end_time - self.start_time) / 2)
             if fit is not None:
-                gradient, stderr, minima, step_total = fit
+                gradient, stderr, minima, autocorr, step_total = fit
         # An MI is only evidence about its rate if it actually sent at that rate: too few
         # packets, or an application that ran dry, would make a low rate look like a bad
         # choice of the controller.
@@ -199,6 +252,7 @@ class MonitorInterval:
             rtt_gradient=gradient,
             rtt_gradient_stderr=stderr,
             rtt_samples=self.n_rtt,
+            rtt_residual_autocorr=autocorr,
             rtt_min=self.rtt_min,
             rtt_gradient_minima=minima,
             rtt_path_step=step_total,
@@ -256,9 +310,9 @@ def path_steps(ys: list[float], threshold: float) -> list[tuple[int, float]]:
 
 
 def _fit_without_steps(samples: list[tuple[float, float]], threshold: float, half: float
-                       ) -> tuple[float, float, float | None, float] | None:
-    """(gradient, its standard error, minima gradient, net step) of `samples` with their
-    path steps taken out; None when there is no step."""
+                       ) -> tuple[float, float, float | None, float | None, float] | None:
+    """(gradient, its standard error, minima gradient, residual autocorrelation, net step)
+    of `samples` with their path steps taken out; None when there is no step."""
     ordered = sorted(samples)
     ys = [y for _, y in ordered]
     steps = path_steps(ys, threshold)
@@ -271,7 +325,7 @@ def _fit_without_steps(samples: list[tuple[float, float]], threshold: float, hal
         shift += starts.get(i, 0.0)
         fit.add_rtt_sample(x, y - shift)
     return (fit.rtt_gradient(), fit.rtt_gradient_stderr(), fit.rtt_gradient_minima(),
-            sum(size for _, size in steps))
+            fit.rtt_residual_autocorr(), sum(size for _, size in steps))
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,6 +347,9 @@ class MiResult:
     reason: str = ""
     rtt_gradient_stderr: float = 0.0  # standard error of rtt_gradient (inf: unknown)
     rtt_samples: int = 0  # RTT samples in the regression (0: unknown, no small-sample test)
+    # Lag-1 autocorrelation of the regression's residuals (see
+    # MonitorInterval.rtt_residual_autocorr; None: too few samples).
+    rtt_residual_autocorr: float | None = None
     rtt_min: float = 0.0  # smallest RTT sample of the MI (0: none)
     rtt_gradient_minima: float | None = None  # see MonitorInterval.rtt_gradient_minima
     send_fill: float = 1.0  # share of the MI's open time spent sending before the app ran dry

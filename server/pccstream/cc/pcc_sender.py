@@ -759,6 +759,7 @@ class PccSender(Controller):
             "rtt_gradient": gradient,
             "rtt_gradient_minima": r.rtt_gradient_minima,
             "rtt_samples": r.rtt_samples,
+            "rtt_residual_autocorr": r.rtt_residual_autocorr,
             "rtt_gradient_stderr": (r.rtt_gradient_stderr
                                     if math.isfinite(r.rtt_gradient_stderr) else None),
             "loss": r.loss,

@@ -48,6 +48,11 @@ PATH_STEP_REBASE_MIN_RTTS = 0.25
 # HyStart's delay-increase threshold, clamp(min RTT / 8, 4 ms, 16 ms) (RFC 9406, 4.2).
 HYSTART_MIN_RTT_THRESH = 0.004
 HYSTART_MAX_RTT_THRESH = 0.016
+# rtt_gradient_autocorr: the smoothing gain of the residuals' autocorrelation (one MI's
+# estimate from 8-30 samples has a spread of 0.2-0.5), and its cap: at 0.9 the standard
+# error is already widened 4.4 times.
+AUTOCORR_GAIN = 0.125
+AUTOCORR_MAX = 0.9
 
 
 @dataclass(frozen=True)
@@ -90,6 +95,15 @@ class VivaceParams(PccParams):
         "to 6.3 ms: its clean ACK path gives an estimated 15-30 samples per MI, and the "
         "probes' real gradient is discounted with the jitter (docs/cc.md, sessions 60-61; "
         "0 = off)", lo=0, hi=100000)
+    rtt_gradient_autocorr: bool = param(
+        False, "the noise test widens the slope's standard error by sqrt((1 + rho) / "
+        "(1 - rho)), rho the lag-1 autocorrelation of the regression's residuals smoothed "
+        "over the connection's MIs (clamped to 0-0.9), and counts the samples as "
+        "n (1 - rho) / (1 + rho) for Student's t: a host stall delays a run of ACKs "
+        "together, so the residuals move together and the plain standard error is too "
+        "small, while a clean ACK path (rho near 0) keeps the plain test. Measures what "
+        "rtt_gradient_max_samples fixes as a count (docs/cc.md; off: residuals taken as "
+        "independent)")
     rtt_gradient_minima: bool = param(
         False, "dRTT/dt counts only as far as the rise of the MI's smallest RTT sample from "
         "its first half to its second confirms it (the smaller of the two; the regression's "
@@ -483,6 +497,9 @@ class Vivace(PccSender):
         self.path_queue_drains = 0  # drains that found the queue was the path's
         # epsilon_noise: smoothed noise bound of the RTT gradient of decided MIs.
         self.gradient_noise = 0.0
+        # rtt_gradient_autocorr: smoothed lag-1 autocorrelation of the MIs' RTT residuals
+        # (None before the first MI with enough samples).
+        self.residual_autocorr: float | None = None
         self._probes_issued = 0
         self._probe_results: dict[int, tuple[MiResult, float]] = {}
         # The higher side of the pair when it is already measured (reuse_overshoot).
@@ -565,9 +582,21 @@ class Vivace(PccSender):
             self.gradient_noise = bound if self.gradient_noise == 0 else (
                 0.875 * self.gradient_noise + 0.125 * bound)
 
+    def _track_residual_autocorr(self, result: MiResult) -> None:
+        rho = result.rtt_residual_autocorr
+        if not self.p.rtt_gradient_autocorr or rho is None:
+            return
+        self.residual_autocorr = rho if self.residual_autocorr is None else (
+            (1 - AUTOCORR_GAIN) * self.residual_autocorr + AUTOCORR_GAIN * rho)
+
     def _noise_bound(self, stderr: float, samples: int) -> float:
         """The largest |dRTT/dt| that is still ACK-path noise for this regression."""
         bound = self.p.rtt_gradient_confidence * stderr
+        rho = self.residual_autocorr
+        if self.p.rtt_gradient_autocorr and rho is not None and rho > 0 and bound > 0:
+            rho = min(rho, AUTOCORR_MAX)
+            bound *= math.sqrt((1 + rho) / (1 - rho))
+            samples = max(3, round(samples * (1 - rho) / (1 + rho))) if samples > 0 else 0
         if self.p.rtt_gradient_small_sample and samples > 0 and bound > 0:
             bound *= small_sample_factor(samples)
         independent = self.p.rtt_gradient_max_samples
@@ -693,6 +722,7 @@ class Vivace(PccSender):
             if role == "move":
                 self._step_sent_epoch = None  # the step is still untested: send it again
             return Verdict("ignored:" + result.reason)
+        self._track_residual_autocorr(result)
         if self.state == "starting":
             return self._starting(result, utility)
         if self.p.queue_drain_every_mi:

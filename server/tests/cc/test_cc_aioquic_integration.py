@@ -26,7 +26,7 @@ TELEMETRY_KEYS = {"cwnd_bytes", "pacing_rate_bps", "srtt_ms", "min_rtt_ms", "lat
                   "bytes_in_flight", "delivery_rate_bps", "bytes_sent", "bytes_lost"}
 MI_KEYS = {"type", "t_ms", "target_rate_bps", "send_rate_bps", "delivery_rate_bps", "rtt_ms",
            "rtt_min_ms", "rtt_gradient_raw", "rtt_gradient", "rtt_gradient_minima",
-           "rtt_samples", "rtt_gradient_stderr", "loss",
+           "rtt_samples", "rtt_gradient_stderr", "rtt_residual_autocorr", "loss",
            "utility", "send_fill", "state", "decision", "step_bps"}
 SILENCE_KEYS = {"ack_silences_held", "ack_silences_out", "ack_silence_hold_share"}
 

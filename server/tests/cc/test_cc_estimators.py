@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Callable
 
 import pytest
@@ -142,6 +143,51 @@ def test_mi_gradient_stderr_matches_the_textbook_formula() -> None:
     for i in range(10):
         exact.add_rtt_sample(i * 0.001, 0.03 + 0.1 * i * 0.001)  # a queue growing exactly
     assert exact.rtt_gradient_stderr() == pytest.approx(0.0, abs=1e-9)
+
+
+def _mi_from(ys: list[float]) -> MonitorInterval:
+    mi = MonitorInterval(id=0, target_rate=1e6, tag=None, start_time=0.0, end_time=0.03)
+    for i, y in enumerate(ys):
+        mi.add_rtt_sample(i * 0.03 / len(ys), y)
+    return mi
+
+
+def test_mi_residual_autocorr_matches_the_residuals_it_describes() -> None:
+    rng = random.Random(7)
+    n = 20
+    xs = [i * 0.03 / n for i in range(n)]
+    ys = [0.040 + 0.05 * x + rng.gauss(0.0, 0.001) for x in xs]
+    mi = _mi_from(ys)
+    mx, my = sum(xs) / n, sum(ys) / n
+    sxx = sum((x - mx) ** 2 for x in xs)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx
+    e = [y - my - slope * (x - mx) for x, y in zip(xs, ys, strict=True)]
+    raw = sum(a * b for a, b in zip(e, e[1:], strict=False)) / sum(v * v for v in e)
+    assert mi.rtt_residual_autocorr() == pytest.approx((n * raw + 2) / (n - 4), rel=1e-6)
+    mi.packets_sent, mi.bytes_sent, mi.last_sent = n, n * 1200, xs[-1]
+    assert mi.result(now=1.0, min_packets=0, app_limited_ratio=0.0).rtt_residual_autocorr == (
+        pytest.approx(mi.rtt_residual_autocorr()))
+
+
+def test_mi_residual_autocorr_tells_white_noise_from_a_stall() -> None:
+    rng = random.Random(3)
+    white = [_mi_from([0.040 + rng.gauss(0.0, 0.001) for _ in range(12)])
+             .rtt_residual_autocorr() or 0.0 for _ in range(400)]
+    assert abs(sum(white) / len(white)) < 0.05  # the bias correction centres it on 0
+    # A 6 ms host stall: the ACKs of packets sent during it come back together, the first
+    # delayed most.
+    stalled = [0.040 + rng.gauss(0.0, 0.0003) for _ in range(12)]
+    for i, extra in zip(range(4, 9), (0.006, 0.005, 0.004, 0.003, 0.002), strict=True):
+        stalled[i] += extra
+    rho = _mi_from(stalled).rtt_residual_autocorr()
+    assert rho is not None and rho > 0.5
+
+
+def test_mi_residual_autocorr_needs_eight_samples_and_some_noise() -> None:
+    assert _mi_from([0.04 + 0.001 * (i % 2) for i in range(7)]).rtt_residual_autocorr() is None
+    assert _mi_from([0.04 + 0.001 * (i % 2) for i in range(8)]).rtt_residual_autocorr() == (
+        pytest.approx(-1.0))  # alternating residuals
+    assert _mi_from([0.04 + 0.1 * i * 0.001 for i in range(10)]).rtt_residual_autocorr() is None
 
 
 def _queue_with_two_mis() -> MonitorIntervalQueue:

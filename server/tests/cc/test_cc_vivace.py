@@ -1169,6 +1169,36 @@ def test_noise_test_widens_for_few_rtt_samples() -> None:
     assert off.mi_utility(few)[1] == pytest.approx(0.15)
 
 
+def test_noise_test_widens_with_the_residuals_autocorrelation() -> None:
+    # A slope of 0.15 at 3 standard errors passes the plain test; residuals that move
+    # together (rho 0.6: sqrt(1.6 / 0.4) = 2 times the error, 10 of 40 samples) make it noise.
+    v = Vivace(VivaceParams(rtt_gradient_autocorr=True))
+    tag = MiTag(v.epoch, "move")
+    mi = dataclasses.replace(result(10, tag=tag, gradient=0.15), rtt_gradient_stderr=0.05,
+                             rtt_samples=40, rtt_residual_autocorr=0.6)
+    assert v.mi_utility(mi)[1] == pytest.approx(0.15)  # no estimate yet: the plain test
+    v._track_residual_autocorr(mi)
+    assert v.residual_autocorr == pytest.approx(0.6)
+    assert v.mi_utility(mi)[1] == 0.0
+    # The estimate is smoothed over MIs; a clean path's (about 0 or below) keeps the test.
+    v._track_residual_autocorr(dataclasses.replace(mi, rtt_residual_autocorr=-0.2))
+    assert v.residual_autocorr == pytest.approx(0.875 * 0.6 + 0.125 * -0.2)
+    clean = Vivace(VivaceParams(rtt_gradient_autocorr=True))
+    clean._track_residual_autocorr(dataclasses.replace(mi, rtt_residual_autocorr=-0.3))
+    assert clean.mi_utility(mi)[1] == pytest.approx(0.15)
+    # Off, the estimate is neither kept nor used.
+    off = Vivace()
+    off._track_residual_autocorr(mi)
+    assert off.residual_autocorr is None and off.mi_utility(mi)[1] == pytest.approx(0.15)
+
+
+def test_noise_test_caps_the_residuals_autocorrelation() -> None:
+    v = Vivace(VivaceParams(rtt_gradient_autocorr=True, rtt_gradient_small_sample=False))
+    v.residual_autocorr = 0.99
+    # Capped at 0.9: 2 SE x sqrt(1.9 / 0.1) = 8.72 SE.
+    assert v._noise_bound(0.01, 100) == pytest.approx(2 * 0.01 * (1.9 / 0.1) ** 0.5)
+
+
 @pytest.mark.parametrize("name", ["vivace", "allegro-latency"])
 def test_first_mi_sends_the_initial_window_over_the_handshake_rtt(name: str) -> None:
     from pccstream.cc import create_controller
