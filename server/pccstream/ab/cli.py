@@ -195,7 +195,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="one paired comparison over the blocks of several campaigns (no experiment is run)",
         description="Pools the per-block differences ARM − OTHER of every experiment in the "
         "databases that ran both arms, and prints each campaign's pairs and the pooled mean "
-        "with its 95 %% bootstrap CI. Campaigns must share the setup (scenario, parameters, "
+        "with its 95 % bootstrap CI. Campaigns must share the setup (scenario, parameters, "
         "mode, bitrate, viewers, duration); two with one seed repeat the same networks and "
         "are flagged.",
     )

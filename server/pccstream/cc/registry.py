@@ -90,14 +90,18 @@ _CONTROLLERS: dict[str, ControllerInfo] = {
         # round trip, however small omega x rate is, and slow start ends on latency only on a
         # queue that stands HyStart's threshold above the min RTT: three viewers sharing a
         # 75 kB queue left one of them at 1-3 Mbit/s, where a step of omega x rate is under a
-        # packet per round trip (docs/cc.md, sessions 55 and 56).
+        # packet per round trip (docs/cc.md, sessions 55 and 56). The RTT gradient's noise
+        # test allows for residuals that move together: a browser host's stalls delay runs
+        # of ACKs, and counted as independent samples they passed as a rising queue and
+        # idled the link at 50 Mbit/s (docs/cc.md, sessions 61 and 62).
         # `vivace-loss` keeps pooling: with no latency term it stands on its own queue, where
         # random loss looks the same.
         _pcc("vivace", "PCC Vivace, latency-aware utility (t=0.9, b=900, c=11.35, eps=0.02)",
              VivaceParams, {"epsilon": 0.02, "loss_pool_queue": True, "overload_loss": 0.2,
                             "hold_untested_increase": True, "moving_after_decrease": False,
                             "theta_increase_power": 0.0, "theta0": 0.45,
-                            "increase_boundary_floor_packets": 5.0, "ss_exit_min_queue": True},
+                            "increase_boundary_floor_packets": 5.0, "ss_exit_min_queue": True,
+                            "rtt_gradient_autocorr": True},
              _vivace),
         _pcc("vivace-loss", "PCC Vivace, loss-only utility (b=0, eps=0.02)",
              VivaceParams, {"b": 0.0, "epsilon": 0.02}, _vivace),

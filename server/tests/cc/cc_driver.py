@@ -23,6 +23,9 @@ PROPORTIONAL_STEPS = {"moving_after_decrease": "1", "theta_increase_power": "1",
 # latency exits, no packet floor under the boundary): tests of mechanisms measured without
 # them, or on a test path whose queue does not last from one MI to the next, keep them off.
 BEFORE_SESSION_56 = {"increase_boundary_floor_packets": "0", "ss_exit_min_queue": "0"}
+# `vivace`'s RTT-gradient noise test before session 62 (samples taken as independent):
+# tests of mechanisms measured with it keep it.
+BEFORE_SESSION_62 = {"rtt_gradient_autocorr": "0"}
 
 
 @dataclass

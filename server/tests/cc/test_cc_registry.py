@@ -52,6 +52,9 @@ def test_variants_defaults() -> None:
     for other in (loss, lte):
         assert (other.p.increase_boundary_floor_packets, other.p.ss_exit_min_queue) == (
             0.0, False)
+    # The gradient's noise test allows for residuals that move together (session 62).
+    assert v.p.rtt_gradient_autocorr
+    assert not loss.p.rtt_gradient_autocorr and not lte.p.rtt_gradient_autocorr
     a = create_controller("allegro-latency")
     assert isinstance(a, Allegro) and a.p.latency
     assert isinstance(create_controller("cubic"), WindowController)
