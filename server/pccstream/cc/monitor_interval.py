@@ -133,15 +133,22 @@ class MonitorInterval:
         a slope with its standard error tells such noise from a queue that really grows.
         """
         n = self.n_rtt
-        if n < 3:
+        fit = self._centered_fit() if n >= 3 else None
+        if fit is None:
             return math.inf
+        sxx, _, sse = fit
+        return math.sqrt(sse / (n - 2) / sxx)
+
+    def _centered_fit(self) -> tuple[float, float, float] | None:
+        """(Sxx, Sxy, sum of squared residuals) of the fit about the means; None when every
+        sample was sent at (nearly) the same instant."""
+        n = self.n_rtt
         sxx = self.sum_xx - self.sum_x * self.sum_x / n
         if sxx <= 1e-18:
-            return math.inf
+            return None
         sxy = self.sum_xy - self.sum_x * self.sum_y / n
         syy = self.sum_yy - self.sum_y * self.sum_y / n
-        sse = max(syy - sxy * sxy / sxx, 0.0)
-        return math.sqrt(sse / (n - 2) / sxx)
+        return sxx, sxy, max(syy - sxy * sxy / sxx, 0.0)
 
     def rtt_residual_autocorr(self) -> float | None:
         """Lag-1 autocorrelation of the fit's residuals in arrival order, corrected for
@@ -156,21 +163,15 @@ class MonitorInterval:
         average about 0 at any n.
         """
         n = self.n_rtt
-        if n < AUTOCORR_MIN_SAMPLES:
+        fit = self._centered_fit() if n >= AUTOCORR_MIN_SAMPLES else None
+        if fit is None or fit[2] <= 1e-18:
             return None
-        sxx = self.sum_xx - self.sum_x * self.sum_x / n
-        if sxx <= 1e-18:
-            return None
-        sxy = self.sum_xy - self.sum_x * self.sum_y / n
-        syy = self.sum_yy - self.sum_y * self.sum_y / n
-        sse = syy - sxy * sxy / sxx
-        if sse <= 1e-18:
-            return None
+        sxx, sxy, sse = fit
         slope = sxy / sxx
         intercept = (self.sum_y - slope * self.sum_x) / n
-        first_y = 0.0  # y is measured from the first sample
+        # Sums over the n - 1 consecutive pairs of x_i + x_i+1 (and of y; the first y is 0).
         pairs_x = 2 * self.sum_x - self.first_x - self.last_x
-        pairs_y = 2 * self.sum_y - first_y - self.last_y
+        pairs_y = 2 * self.sum_y - self.last_y
         lagged = (self.sum_lag_yy - slope * self.sum_lag_xy + slope * slope * self.sum_lag_xx
                   - intercept * pairs_y + intercept * slope * pairs_x
                   + intercept * intercept * (n - 1))

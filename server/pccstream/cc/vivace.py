@@ -104,9 +104,9 @@ class VivaceParams(PccParams):
         "small, while a clean ACK path (rho near 0) keeps the plain test. Measures what "
         "rtt_gradient_max_samples fixes as a count. On in `vivace` (session 62): the "
         "browser's smoothed rho was 0.19 at 50 Mbit/s and 0.06 in Fig. 5.2; 0.00 % "
-        "buffering at 50 Mbit/s in five blocks against 1.77 %, Fig. 5.2 -1.54 points, and "
-        "on issue 4's 1-BDP link 4.39 ms against 4.34 (docs/cc.md; off: residuals taken "
-        "as independent)")
+        "and 0.52 % buffering at 50 Mbit/s against 1.77 and 0.95 %, Fig. 5.2 -1.54 "
+        "points, and on issue 4's 1-BDP link 4.30 ms against 4.39 over six runs (docs/cc.md; "
+        "off: residuals taken as independent)")
     rtt_gradient_minima: bool = param(
         False, "dRTT/dt counts only as far as the rise of the MI's smallest RTT sample from "
         "its first half to its second confirms it (the smaller of the two; the regression's "
